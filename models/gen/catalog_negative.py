@@ -1,0 +1,50 @@
+"""Negative models (models/negative/<name>/): the causal fusion must NOT fire on them."""
+import numpy as np
+
+import negatives as N
+from catalog_attention import D_MODEL, HEAD_DIM, HEADS, mha
+from spec import SEQ, ModelSpec, block, xy_spec
+
+NEG = {"expected_causal_fusions": 0, "negative": True}
+
+
+def negative(name, cls, trap, seed, num_tokens, mask="explicit"):
+    return xy_spec(f"negative/{name}", "NEGATIVE. " + trap, mha(cls), D_MODEL, num_tokens,
+                   [block(mask, HEADS, HEAD_DIM)], 0, seed=seed, extra=dict(NEG))
+
+
+def padding_inputs(module, rng):
+    x = rng.standard_normal((2, 11, D_MODEL)).astype(np.float32)
+    keep = np.ones((2, 11), dtype=bool)
+    keep[1, 7:] = False                       # second sequence: last 4 keys are padding
+    return {"x": x, "attention_mask": keep}
+
+
+SPECS = [
+    negative("noncausal_const_mask", N.NonCausalConstMask,
+             "The bool mask buffer (64x64, sliced [:T,:T], masked_fill -inf) is triu(1) with "
+             "~4% of its entries flipped at random (diagonal kept): constant and shaped like a "
+             "causal mask, but not causal at the sample T nor at the full buffer length. A "
+             "correct engine may fuse it only as an explicit mask.", 21, 11),
+    negative("anticausal_mask", N.AntiCausalMask,
+             "The mask buffer is tril(ones, -1) instead of triu(ones, 1): it blocks the past "
+             "and keeps the future (mirror image of causal). Same ops as mha_causal; only the "
+             "constant differs.", 22, 11),
+    ModelSpec(name="negative/padding_mask_input",
+              description="NEGATIVE. The triu(1) causal buffer OR'ed with ~attention_mask, a "
+              "bool (B,T) key-padding model input (True = real token), then masked_fill(-inf). "
+              "The mask depends on input data, so it is not causal; a correct engine may fuse "
+              "it only with an explicit mask. Sample: batch 1 has its last 4 keys padded.",
+              build=mha(N.PaddingMaskInput), make_inputs=padding_inputs,
+              input_names=["x", "attention_mask"], output_names=["y"],
+              dynamic_axes={"x": SEQ, "attention_mask": SEQ, "y": SEQ},
+              attention_blocks=[block("explicit", HEADS, HEAD_DIM)], expected_fusions=0,
+              seed=23, extra=dict(NEG)),
+    negative("softmax_wrong_axis", N.SoftmaxWrongAxis,
+             "Exact causal mask and 1/√D scale, but Softmax over axis -2 (the query axis), so "
+             "this is not attention; no attention fusion may fire.", 24, 11, mask="causal"),
+    negative("scale_from_input", N.ScaleFromInput,
+             "Exact causal mask, but the scores are divided by x.abs().max() (ReduceMax of the "
+             "input data), not a constant; a fused op with a constant scale would be wrong.",
+             25, 11, mask="causal"),
+]

@@ -1,0 +1,112 @@
+// The kernel interface: a factory sees the node once at compile time (Prepare),
+// the kernel's const Run is called per inference, possibly from many threads.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "attune/tensor.h"
+#include "engine/ir/attribute.h"
+
+namespace attune {
+
+/// Which fused-attention implementation to use (see ops/attention/).
+enum class AttentionBackend { kAuto, kSimd, kOneDnn, kReference };
+
+/// Options every kernel may read, set by the session.
+struct ExecOptions {
+  /// Threads for one run (the OpenMP team size); 0 means all cores.
+  int threads = 0;
+  /// Largest tensor one kernel may allocate.
+  int64_t max_tensor_bytes = kDefaultMaxTensorBytes;
+  AttentionBackend attention_backend = AttentionBackend::kAuto;
+};
+
+/// What a kernel factory sees of its node at compile time.
+struct KernelInfo {
+  std::string_view node_name;
+  std::string_view op_type;
+  std::string_view domain;  // "" for the default ONNX domain
+  int opset = 0;            // the model's opset import for `domain`
+  const Attributes* attributes = nullptr;
+  /// Per input: whether it is present (ONNX optional inputs may be omitted).
+  std::vector<bool> input_present;
+  /// Per input: its constant value when known at compile time, else nullptr.
+  std::vector<const Tensor*> constant_inputs;
+  /// Per input: element type when known at compile time.
+  std::vector<std::optional<ElementType>> input_types;
+  /// Number of node outputs (omitted optional outputs included).
+  int num_outputs = 0;
+  const ExecOptions* options = nullptr;
+
+  int num_inputs() const { return static_cast<int>(input_present.size()); }
+  const Attributes& attrs() const { return *attributes; }
+};
+
+/// Inputs and outputs of one kernel invocation.
+class KernelContext {
+ public:
+  KernelContext(std::vector<const Tensor*> inputs, std::vector<Tensor>* outputs, std::vector<bool> outputs_wanted,
+                const ExecOptions* options)
+      : inputs_(std::move(inputs)), outputs_(outputs), outputs_wanted_(std::move(outputs_wanted)), options_(options) {}
+
+  int num_inputs() const { return static_cast<int>(inputs_.size()); }
+  /// The i-th input, or nullptr when it is omitted (or i is past the end).
+  const Tensor* input(int i) const { return i < num_inputs() ? inputs_[i] : nullptr; }
+  int num_outputs() const { return static_cast<int>(outputs_->size()); }
+  /// False for optional outputs nobody reads; a kernel may skip computing them.
+  bool output_wanted(int i) const { return i < static_cast<int>(outputs_wanted_.size()) && outputs_wanted_[i]; }
+
+  /// A fresh zero-filled output tensor, within the session's size limit.
+  absl::StatusOr<Tensor*> AllocateOutput(int i, ElementType type, std::vector<int64_t> shape);
+  /// Sets an output to an existing tensor (for zero-copy ops such as Reshape).
+  void SetOutput(int i, Tensor tensor) { (*outputs_)[i] = std::move(tensor); }
+  /// A scratch tensor within the session's size limit, owned by the caller.
+  absl::StatusOr<Tensor> AllocateScratch(ElementType type, std::vector<int64_t> shape) const {
+    return Tensor::Create(type, std::move(shape), options_->max_tensor_bytes);
+  }
+
+  int threads() const;
+  const ExecOptions& options() const { return *options_; }
+
+ private:
+  std::vector<const Tensor*> inputs_;
+  std::vector<Tensor>* outputs_;
+  std::vector<bool> outputs_wanted_;
+  const ExecOptions* options_;
+};
+
+/// A prepared kernel for one node.
+class Kernel {
+ public:
+  virtual ~Kernel() = default;
+  /// Computes the outputs. Must not modify the kernel: it may run concurrently.
+  virtual absl::Status Run(KernelContext& ctx) const = 0;
+};
+
+/// A kernel whose Run is a callable (for kernels with no prepared state
+/// beyond what the lambda captures).
+template <typename F>
+class FunctionKernel final : public Kernel {
+ public:
+  explicit FunctionKernel(F f) : f_(std::move(f)) {}
+  absl::Status Run(KernelContext& ctx) const override { return f_(ctx); }
+
+ private:
+  F f_;
+};
+
+template <typename F>
+std::unique_ptr<Kernel> MakeKernel(F f) {
+  return std::make_unique<FunctionKernel<F>>(std::move(f));
+}
+
+using KernelFactory = std::function<absl::StatusOr<std::unique_ptr<Kernel>>(const KernelInfo&)>;
+
+}  // namespace attune

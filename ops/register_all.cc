@@ -1,0 +1,23 @@
+#include "ops/register_all.h"
+
+#include "ops/registry.h"
+
+namespace attune {
+
+void RegisterElementwiseKernels(KernelRegistry& registry);
+void RegisterMatMulKernels(KernelRegistry& registry);
+void RegisterReduceKernels(KernelRegistry& registry);
+void RegisterShapeKernels(KernelRegistry& registry);
+void RegisterNormKernels(KernelRegistry& registry);
+void RegisterAttentionKernels(KernelRegistry& registry);
+
+void RegisterAllKernels(KernelRegistry& registry) {
+  RegisterElementwiseKernels(registry);
+  RegisterMatMulKernels(registry);
+  RegisterReduceKernels(registry);
+  RegisterShapeKernels(registry);
+  RegisterNormKernels(registry);
+  RegisterAttentionKernels(registry);
+}
+
+}  // namespace attune
