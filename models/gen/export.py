@@ -3,6 +3,7 @@ model.onnx, inputs/<name>.npy, outputs/<name>.npy, model.json."""
 import io
 import json
 import os
+import re
 import warnings
 
 import numpy as np
@@ -67,7 +68,7 @@ def save_npys(folder, arrays):
 def write_folder(folder, model, inputs, outputs, meta, save_model=None):
     """Check the model and write the whole folder. `meta` fills the rest of model.json.
     `save_model(model, path)` overrides how model.onnx is written (external data)."""
-    onnx.checker.check_model(model)
+    onnx.checker.check_model(model, full_check=True)   # full: strict type/shape inference
     os.makedirs(folder, exist_ok=True)
     path = os.path.join(folder, "model.onnx")
     if save_model:
@@ -82,5 +83,12 @@ def write_folder(folder, model, inputs, outputs, meta, save_model=None):
            "outputs": value_info_json(model.graph.output, outputs)}
     doc.update({k: v for k, v in meta.items() if k not in doc})
     with open(os.path.join(folder, "model.json"), "w") as f:
-        json.dump(doc, f, indent=2)
-        f.write("\n")
+        f.write(compact_json(doc) + "\n")
+
+
+def compact_json(doc):
+    """Indented JSON with short lists of numbers/strings kept on one line."""
+    text = json.dumps(doc, indent=2, ensure_ascii=False)
+    return re.sub(r"\[\s+([^\[\]{}]*?)\s+\]",
+                  lambda m: "[" + ", ".join(p.strip() for p in m.group(1).split(",\n")) + "]",
+                  text)

@@ -30,7 +30,10 @@ class FusedQKVAttention(nn.Module):
         """rows/cols: the slice of the context-sized buffer for these queries/keys."""
         m = self.mask[rows, cols]
         if self.mask_style == "where_finfo":
-            return torch.where(m, scores, torch.finfo(scores.dtype).min)
+            # a bare Python float here makes torch 1.13 export a float64 constant (invalid
+            # Where); a 0-d tensor of the scores' dtype is what HF-style code writes anyway
+            fill = torch.tensor(torch.finfo(scores.dtype).min, dtype=scores.dtype)
+            return torch.where(m, scores, fill)
         return scores.masked_fill(m, float("-inf"))
 
     def forward(self, x, past_k=None, past_v=None):
