@@ -102,8 +102,8 @@ class GraphReader {
   // Checks a graph input's or output's declared type; returns its element type.
   absl::StatusOr<ElementType> InterfaceType(const std::string& role, const std::string& name, const TypeInfo& info) {
     if (!info.is_tensor && info.kind != "no type")
-      return absl::UnimplementedError(
-          absl::StrCat(role, " '", name, "' is a ", info.kind, ", which Attune does not support"));
+      return absl::UnimplementedError(absl::StrCat(role, " '", name, "' is ", info.kind == "optional" ? "an " : "a ",
+                                                   info.kind, ", which Attune does not support"));
     if (info.elem_type == 0) return ElementType::kUndefined;
     auto type = ElementTypeFromOnnx(info.elem_type, absl::StrCat(role, " '", name, "'"));
     if (!type.ok()) return type.status();
