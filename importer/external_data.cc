@@ -131,7 +131,7 @@ absl::StatusOr<Tensor> ReadExternalTensor(const ExternalDataRef& ref, const std:
                                      "' does not match the tensor's size of ", expected, " bytes (",
                                      ElementTypeName(type), ShapeToString(shape), ")"));
 
-  FileDescriptor fd(::open(path->c_str(), O_RDONLY | O_CLOEXEC));
+  FileDescriptor fd(::open(path->c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
   if (fd.get() < 0)
     return Refuse(what, absl::StrCat("cannot open external data file '", ref.location, "': ", std::strerror(errno)));
   struct stat info {};

@@ -75,7 +75,7 @@ absl::StatusOr<std::unique_ptr<Graph>> ImportModelFromBytes(std::string_view byt
 }
 
 absl::StatusOr<std::unique_ptr<Graph>> ImportModelFromFile(const std::string& path, const ImportOptions& options) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     const std::string message = absl::StrCat("cannot open model file '", path, "': ", std::strerror(errno));
     return errno == ENOENT ? absl::NotFoundError(message) : absl::InvalidArgumentError(message);
