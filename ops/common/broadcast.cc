@@ -43,7 +43,8 @@ absl::StatusOr<std::vector<int64_t>> BroadcastShapes(const std::vector<std::span
     if (!next.ok()) {
       // Name every shape: the pairwise message would show a partial result.
       std::string all;
-      for (size_t i = 0; i < shapes.size(); ++i) absl::StrAppend(&all, i ? ", " : "", ShapeToString(shapes[i]));
+      for (size_t i = 0; i < shapes.size(); ++i)
+        absl::StrAppend(&all, i == 0 ? "" : shapes.size() == 2 ? " and " : ", ", ShapeToString(shapes[i]));
       return absl::InvalidArgumentError(absl::StrCat("shapes ", all, " cannot broadcast"));
     }
     out = *std::move(next);
