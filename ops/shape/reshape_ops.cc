@@ -113,8 +113,11 @@ KernelOr MakeFlattenKernel(const KernelInfo& info) {
   return MakeKernel([axis_attr](KernelContext& ctx) -> absl::Status {
     ASSIGN_OR_RETURN(const Tensor* data, RequiredInput(ctx, 0, "Flatten", "input"));
     const int64_t rank = data->rank();
-    // Flatten's axis may equal the rank (everything in the outer dim).
-    ASSIGN_OR_RETURN(const int64_t axis, NormalizeAxis(axis_attr, rank + 1, "Flatten"));
+    // Flatten's axis lies in [-rank, rank]: it may equal the rank (everything in the outer dim).
+    if (axis_attr < -rank || axis_attr > rank)
+      return absl::InvalidArgumentError(
+          absl::StrCat("Flatten: axis ", axis_attr, " is out of range for input ", data->DebugString()));
+    const int64_t axis = axis_attr < 0 ? axis_attr + rank : axis_attr;
     const int64_t outer = axis == 0 ? 1 : DimProduct(data->shape(), 0, axis);
     const int64_t inner = DimProduct(data->shape(), axis, rank);
     if (outer == INT64_MAX || inner == INT64_MAX)
