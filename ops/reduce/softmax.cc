@@ -39,8 +39,9 @@ void SoftmaxRow(const C* x, C* y, int64_t n, bool log) {
   for (; i < n; ++i) sum += y[i];
   for (int l = 0; l < kLanes; ++l) sum += part[l];
   if (log) {
-    const C shift = m + std::log(sum);
-    for (i = 0; i < n; ++i) y[i] = x[i] - shift;
+    // (x - m) - log(sum), not x - (m + log(sum)): m may be large enough to swamp the log.
+    const C log_sum = std::log(sum);
+    for (i = 0; i < n; ++i) y[i] = (x[i] - m) - log_sum;
   } else {
     const C inv = C(1) / sum;
     for (i = 0; i < n; ++i) y[i] *= inv;
@@ -61,9 +62,9 @@ void SoftmaxColumns(const C* x, C* y, int64_t d, int64_t stride, int64_t len, bo
       sum[j] += e;
     }
   if (log) {
-    for (int64_t j = 0; j < len; ++j) m[j] += std::log(sum[j]);
+    for (int64_t j = 0; j < len; ++j) sum[j] = std::log(sum[j]);
     for (int64_t k = 0; k < d; ++k)
-      for (int64_t j = 0; j < len; ++j) y[k * stride + j] = x[k * stride + j] - m[j];
+      for (int64_t j = 0; j < len; ++j) y[k * stride + j] = (x[k * stride + j] - m[j]) - sum[j];
   } else {
     for (int64_t j = 0; j < len; ++j) sum[j] = C(1) / sum[j];
     for (int64_t k = 0; k < d; ++k)
