@@ -26,12 +26,18 @@ void ATTUNE_SOFTMAX_ROW_NAME(const float* x, float* y, int64_t n, bool log) {
   float m = -std::numeric_limits<float>::infinity();
   for (; i < n; ++i) m = std::max(m, x[i]);
   for (int l = 0; l < kLanes; ++l) m = std::max(m, part[l]);
-  for (i = 0; i < n; ++i) y[i] = FastExp(x[i] - m);
   std::fill_n(part, kLanes, 0.0f);
   for (i = 0; i + kLanes <= n; i += kLanes)
-    for (int l = 0; l < kLanes; ++l) part[l] += y[i + l];
+    for (int l = 0; l < kLanes; ++l) {
+      const float e = FastExp(x[i + l] - m);
+      y[i + l] = e;
+      part[l] += e;
+    }
   float sum = 0;
-  for (; i < n; ++i) sum += y[i];
+  for (; i < n; ++i) {
+    y[i] = FastExp(x[i] - m);
+    sum += y[i];
+  }
   for (int l = 0; l < kLanes; ++l) sum += part[l];
   if (log) {
     // (x - m) - log(sum), not x - (m + log(sum)): m may be large enough to swamp the log.
