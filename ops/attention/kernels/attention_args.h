@@ -1,0 +1,70 @@
+// The arguments of one fused attention computation, in the form every
+// implementation (reference, oneDNN, SIMD flash per ISA) takes.
+#pragma once
+
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "ops/kernel.h"
+
+namespace attune::attention {
+
+/// A [batch][heads][seq][dim] float view whose last dimension is contiguous;
+/// any other stride may be anything (0 broadcasts), so both B,H,T,D and
+/// B,T,H·D layouts are read in place.
+struct StridedView {
+  const float* data = nullptr;
+  int64_t stride_batch = 0;
+  int64_t stride_head = 0;
+  int64_t stride_seq = 0;
+};
+
+struct AttentionArgs {
+  int64_t batch = 0;
+  int64_t q_heads = 0;
+  int64_t kv_heads = 0;  // divides q_heads; query head h reads kv head h / (q_heads / kv_heads)
+  int64_t q_len = 0;
+  int64_t kv_len = 0;
+  int64_t head_dim = 0;    // of Q and K
+  int64_t v_head_dim = 0;  // of V and Y
+
+  StridedView q;  // [batch][q_heads][q_len][head_dim]
+  StridedView k;  // [batch][kv_heads][kv_len][head_dim]
+  StridedView v;  // [batch][kv_heads][kv_len][v_head_dim]
+  float* y = nullptr;  // [batch][q_heads][q_len][v_head_dim] with the strides below
+  int64_t y_stride_batch = 0;
+  int64_t y_stride_head = 0;
+  int64_t y_stride_seq = 0;
+
+  float scale = 1.0f;  // multiplies Q·Kᵀ
+  /// When > 0, scores become softcap * tanh(scores / softcap) after the
+  /// bias is added (ONNX Attention's order).
+  float softcap = 0.0f;
+
+  /// Causal: key j is visible to query i only if j <= i + causal_offset.
+  /// Bottom-right alignment (a KV cache of length P before T new queries)
+  /// uses causal_offset = kv_len - q_len.
+  bool causal = false;
+  int64_t causal_offset = 0;
+  /// When > 0, key j is also hidden if j <= i + causal_offset - window:
+  /// a query sees itself and the window - 1 keys before it.
+  int64_t window = 0;
+
+  /// Optional additive bias (mask) [batch][q_heads][q_len][kv_len], last dim
+  /// contiguous, strides 0 to broadcast; -inf hides a key.
+  StridedView bias;
+  /// Optional per-batch count of valid keys (keys j >= kv_valid_len[b] hidden).
+  const int64_t* kv_valid_len = nullptr;
+
+  /// A query row that sees no key at all outputs zeros (never NaN).
+  int threads = 1;
+};
+
+/// Checks the dimensions and pointers (kv_heads divides q_heads, sizes >= 0,
+/// data present); InvalidArgument with the reason otherwise.
+absl::Status ValidateAttentionArgs(const AttentionArgs& args);
+
+/// Runs attention with the requested backend (kAuto chooses by shape and CPU).
+absl::Status RunAttention(const AttentionArgs& args, AttentionBackend backend);
+
+}  // namespace attune::attention
