@@ -29,14 +29,13 @@ absl::StatusOr<AttentionBias> PrepareAttentionBias(const KernelContext& ctx, con
                                                    const AttentionShapes& s, const Tensor& mask) {
   const bool is_bool = mask.type() == ElementType::kBool;
   if (!is_bool && !IsStageableFloat(mask.type())) {
-    return absl::InvalidArgumentError(absl::StrCat(params.op_name, ": attn_mask must be bool or float (got ",
-                                                   ElementTypeName(mask.type()), ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(params.op_name, ": attn_mask must be bool or float (got ", ElementTypeName(mask.type()), ")"));
   }
   const std::array<int64_t, 4> target = {s.batch, s.q_heads, s.q_len, s.total_kv_len};
   auto not_broadcastable = [&]() {
-    return absl::InvalidArgumentError(absl::StrCat(params.op_name, ": attn_mask of shape ",
-                                                   ShapeToString(mask.shape()), " does not broadcast to ",
-                                                   ShapeToString(target)));
+    return absl::InvalidArgumentError(absl::StrCat(params.op_name, ": attn_mask of shape ", ShapeToString(mask.shape()),
+                                                   " does not broadcast to ", ShapeToString(target)));
   };
   if (mask.rank() < 1 || mask.rank() > 4) return not_broadcastable();
   std::array<int64_t, 4> dims = {1, 1, 1, 1};

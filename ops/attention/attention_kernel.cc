@@ -131,7 +131,8 @@ absl::Status AttentionKernel::Run(KernelContext& ctx) const {
   args.v = operands.v;
   args.y = y_f32.data<float>();
   SetOutputStrides(s, args);
-  args.scale = p.scale.has_value() ? *p.scale : (s.head_dim > 0 ? 1.0f / std::sqrt(static_cast<float>(s.head_dim)) : 1.0f);
+  args.scale =
+      p.scale.has_value() ? *p.scale : (s.head_dim > 0 ? 1.0f / std::sqrt(static_cast<float>(s.head_dim)) : 1.0f);
   args.softcap = p.softcap;
   args.causal = p.causal;
   args.window = p.window;

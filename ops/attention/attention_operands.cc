@@ -87,10 +87,10 @@ absl::StatusOr<AttentionOperands> PrepareAttentionOperands(KernelContext& ctx, c
   ASSIGN_OR_RETURN(Tensor staged_q, StageAsFloat32(ctx, q));
   ops.q = HeadView(staged_q.data<float>(), s.three_d, s.q_heads, s.q_len, s.head_dim);
   ops.buffers.push_back(std::move(staged_q));
-  RETURN_IF_ERROR(PrepareCache(ctx, s, s.head_dim, past_key, k, kOutputPresentKey, s.present_key_shape(), ops.k,
+  RETURN_IF_ERROR(
+      PrepareCache(ctx, s, s.head_dim, past_key, k, kOutputPresentKey, s.present_key_shape(), ops.k, ops.buffers));
+  RETURN_IF_ERROR(PrepareCache(ctx, s, s.v_head_dim, past_value, v, kOutputPresentValue, s.present_value_shape(), ops.v,
                                ops.buffers));
-  RETURN_IF_ERROR(PrepareCache(ctx, s, s.v_head_dim, past_value, v, kOutputPresentValue, s.present_value_shape(),
-                               ops.v, ops.buffers));
   return ops;
 }
 

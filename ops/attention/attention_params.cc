@@ -82,8 +82,8 @@ absl::StatusOr<AttentionParams> ParseMultiHeadAttentionParams(const KernelInfo& 
   AttentionParams p;
   p.op_name = "MultiHeadAttention";
   const Attributes& attrs = info.attrs();
-  RETURN_IF_ERROR(CheckKnownAttributes(info, p.op_name,
-                                       {"num_heads", "kv_num_heads", "scale", "causal", "window", "softcap"}));
+  RETURN_IF_ERROR(
+      CheckKnownAttributes(info, p.op_name, {"num_heads", "kv_num_heads", "scale", "causal", "window", "softcap"}));
   RETURN_IF_ERROR(CheckArity(info, p.op_name, /*max_inputs=*/6, /*max_outputs=*/3));
   RETURN_IF_ERROR(ParseCommon(attrs, "num_heads", p));
   ASSIGN_OR_RETURN(p.causal, Flag(attrs, p.op_name, "causal"));
@@ -100,9 +100,9 @@ absl::StatusOr<AttentionParams> ParseOnnxAttentionParams(const KernelInfo& info)
   AttentionParams p;
   p.op_name = "Attention";
   const Attributes& attrs = info.attrs();
-  RETURN_IF_ERROR(CheckKnownAttributes(info, p.op_name,
-                                       {"is_causal", "q_num_heads", "kv_num_heads", "scale", "softcap",
-                                        "qk_matmul_output_mode", "softmax_precision"}));
+  RETURN_IF_ERROR(CheckKnownAttributes(
+      info, p.op_name,
+      {"is_causal", "q_num_heads", "kv_num_heads", "scale", "softcap", "qk_matmul_output_mode", "softmax_precision"}));
   p.accepts_nonpad_kv_seqlen = info.opset >= 24;
   RETURN_IF_ERROR(CheckArity(info, p.op_name, p.accepts_nonpad_kv_seqlen ? 7 : 6, /*max_outputs=*/4));
   RETURN_IF_ERROR(ParseCommon(attrs, "q_num_heads", p));

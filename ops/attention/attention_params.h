@@ -44,7 +44,8 @@ struct AttentionParams {
   std::optional<float> scale;
   bool causal = false;
   CausalAlignment alignment = CausalAlignment::kBottomRight;
-  /// > 0: a query sees itself and the window - 1 keys before it.
+  /// > 0: a query sees itself and the window - 1 keys before it (keys are
+  /// bounded on the left only; with causal this is a sliding window).
   int64_t window = 0;
   /// > 0: scores become softcap·tanh(scores/softcap) before the mask is added.
   float softcap = 0.0f;

@@ -31,8 +31,8 @@ absl::Status CheckQueryType(const AttentionParams& p, ElementType type) {
 absl::StatusOr<int64_t> HeadDim(const AttentionParams& p, const char* name, int64_t hidden, int64_t heads,
                                 const char* heads_name) {
   if (hidden % heads != 0) {
-    return Invalid(p, absl::StrCat("hidden size ", hidden, " of ", name, " is not divisible by ", heads_name, " = ",
-                                   heads));
+    return Invalid(
+        p, absl::StrCat("hidden size ", hidden, " of ", name, " is not divisible by ", heads_name, " = ", heads));
   }
   return hidden / heads;
 }
@@ -47,8 +47,8 @@ absl::Status ResolveThreeD(const AttentionParams& p, const Tensor& q, const Tens
   s.q_len = q.shape()[1];
   s.new_kv_len = k.shape()[1];
   if (v.shape()[1] != s.new_kv_len) {
-    return Invalid(p, absl::StrCat("K and V have different sequence lengths (", s.new_kv_len, " vs ",
-                                   v.shape()[1], ")"));
+    return Invalid(p,
+                   absl::StrCat("K and V have different sequence lengths (", s.new_kv_len, " vs ", v.shape()[1], ")"));
   }
   ASSIGN_OR_RETURN(s.head_dim, HeadDim(p, "Q", q.shape()[2], s.q_heads, "the number of query heads"));
   ASSIGN_OR_RETURN(int64_t k_dim, HeadDim(p, "K", k.shape()[2], s.kv_heads, "kv_num_heads"));
@@ -75,8 +75,8 @@ absl::Status ResolveFourD(const AttentionParams& p, const Tensor& q, const Tenso
   s.q_len = q.shape()[2];
   s.new_kv_len = k.shape()[2];
   if (v.shape()[2] != s.new_kv_len) {
-    return Invalid(p, absl::StrCat("K and V have different sequence lengths (", s.new_kv_len, " vs ",
-                                   v.shape()[2], ")"));
+    return Invalid(p,
+                   absl::StrCat("K and V have different sequence lengths (", s.new_kv_len, " vs ", v.shape()[2], ")"));
   }
   s.head_dim = q.shape()[3];
   if (k.shape()[3] != s.head_dim) {
@@ -108,8 +108,8 @@ absl::Status ResolvePast(const AttentionParams& p, const Tensor* past_key, const
                                    ", ", s.kv_heads, ", past_len, ", s.head_dim, "]"));
   }
   if (!matches(past_value->shape(), value_expected)) {
-    return Invalid(p, absl::StrCat("past_value has shape ", ShapeToString(past_value->shape()), ", expected [",
-                                   s.batch, ", ", s.kv_heads, ", past_len, ", s.v_head_dim, "]"));
+    return Invalid(p, absl::StrCat("past_value has shape ", ShapeToString(past_value->shape()), ", expected [", s.batch,
+                                   ", ", s.kv_heads, ", past_len, ", s.v_head_dim, "]"));
   }
   if (past_key->shape()[2] != past_value->shape()[2]) {
     return Invalid(p, absl::StrCat("past_key and past_value hold different lengths (", past_key->shape()[2], " vs ",

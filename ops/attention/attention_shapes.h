@@ -39,8 +39,8 @@ struct AttentionShapes {
 /// a head count that does not divide a hidden size or another head count, or
 /// mixed element types; Unimplemented for an element type no path supports.
 /// past_key / past_value may be null (both, or neither).
-absl::StatusOr<AttentionShapes> ResolveAttentionShapes(const AttentionParams& params, const Tensor& q,
-                                                       const Tensor& k, const Tensor& v, const Tensor* past_key,
+absl::StatusOr<AttentionShapes> ResolveAttentionShapes(const AttentionParams& params, const Tensor& q, const Tensor& k,
+                                                       const Tensor& v, const Tensor* past_key,
                                                        const Tensor* past_value);
 
 }  // namespace attune::attention

@@ -62,8 +62,10 @@ absl::StatusOr<Tensor> FromProto(const onnx::TensorProto& proto) {
     case ElementType::kUint32:
     case ElementType::kUint64:
       if (!count_is(proto.uint64_data_size())) break;
-      if (type == ElementType::kUint32) CopyField<uint32_t>(proto.uint64_data(), t);
-      else CopyField<uint64_t>(proto.uint64_data(), t);
+      if (type == ElementType::kUint32)
+        CopyField<uint32_t>(proto.uint64_data(), t);
+      else
+        CopyField<uint64_t>(proto.uint64_data(), t);
       return t;
     default: {  // int32_data holds every narrower type, 16-bit floats as their bits
       if (!count_is(proto.int32_data_size())) break;
@@ -71,9 +73,13 @@ absl::StatusOr<Tensor> FromProto(const onnx::TensorProto& proto) {
       auto* out = static_cast<unsigned char*>(t.raw_data());
       for (int64_t i = 0; i < t.num_elements(); ++i) {
         const int32_t v = proto.int32_data(static_cast<int>(i));
-        if (size == 1) out[i] = static_cast<unsigned char>(v);
-        else if (size == 2) { const uint16_t b = static_cast<uint16_t>(v); std::memcpy(out + 2 * i, &b, 2); }
-        else std::memcpy(out + 4 * i, &v, 4);
+        if (size == 1)
+          out[i] = static_cast<unsigned char>(v);
+        else if (size == 2) {
+          const uint16_t b = static_cast<uint16_t>(v);
+          std::memcpy(out + 2 * i, &b, 2);
+        } else
+          std::memcpy(out + 4 * i, &v, 4);
       }
       return t;
     }
@@ -83,25 +89,32 @@ absl::StatusOr<Tensor> FromProto(const onnx::TensorProto& proto) {
 
 absl::StatusOr<AttributeValue> FromProto(const onnx::AttributeProto& a) {
   switch (a.type()) {
-    case onnx::AttributeProto::INT: return AttributeValue(static_cast<int64_t>(a.i()));
-    case onnx::AttributeProto::FLOAT: return AttributeValue(a.f());
-    case onnx::AttributeProto::STRING: return AttributeValue(a.s());
-    case onnx::AttributeProto::INTS: return AttributeValue(std::vector<int64_t>(a.ints().begin(), a.ints().end()));
-    case onnx::AttributeProto::FLOATS: return AttributeValue(std::vector<float>(a.floats().begin(), a.floats().end()));
+    case onnx::AttributeProto::INT:
+      return AttributeValue(static_cast<int64_t>(a.i()));
+    case onnx::AttributeProto::FLOAT:
+      return AttributeValue(a.f());
+    case onnx::AttributeProto::STRING:
+      return AttributeValue(a.s());
+    case onnx::AttributeProto::INTS:
+      return AttributeValue(std::vector<int64_t>(a.ints().begin(), a.ints().end()));
+    case onnx::AttributeProto::FLOATS:
+      return AttributeValue(std::vector<float>(a.floats().begin(), a.floats().end()));
     case onnx::AttributeProto::STRINGS:
       return AttributeValue(std::vector<std::string>(a.strings().begin(), a.strings().end()));
     case onnx::AttributeProto::TENSOR: {
       ASSIGN_OR_RETURN(Tensor t, FromProto(a.t()));
       return AttributeValue(std::move(t));
     }
-    default: return absl::UnimplementedError(absl::StrCat("attribute ", a.name(), ": unsupported type"));
+    default:
+      return absl::UnimplementedError(absl::StrCat("attribute ", a.name(), ": unsupported type"));
   }
 }
 
 // The .pb files of one kind ("input" / "output"), keyed by tensor name; a
 // file whose tensor has no name takes the graph's name at its position.
-absl::StatusOr<std::map<std::string, Tensor>> LoadDataSet(const fs::path& dir, const char* kind,
-                                                          const google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>& graph_values) {
+absl::StatusOr<std::map<std::string, Tensor>> LoadDataSet(
+    const fs::path& dir, const char* kind,
+    const google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>& graph_values) {
   std::map<std::string, Tensor> tensors;
   for (int n = 0;; ++n) {
     const fs::path file = dir / absl::StrCat(kind, "_", n, ".pb");

@@ -31,11 +31,16 @@ std::vector<std::string> AttentionBackendTests() {
 
 double ValueAt(const Tensor& t, int64_t i) {
   switch (t.type()) {
-    case ElementType::kFloat32: return t.data<float>()[i];
-    case ElementType::kFloat16: return HalfToFloat(t.data<Float16>()[i]);
-    case ElementType::kBFloat16: return BFloat16ToFloat(t.data<BFloat16>()[i]);
-    case ElementType::kFloat64: return t.data<double>()[i];
-    default: return NAN;
+    case ElementType::kFloat32:
+      return t.data<float>()[i];
+    case ElementType::kFloat16:
+      return HalfToFloat(t.data<Float16>()[i]);
+    case ElementType::kBFloat16:
+      return BFloat16ToFloat(t.data<BFloat16>()[i]);
+    case ElementType::kFloat64:
+      return t.data<double>()[i];
+    default:
+      return NAN;
   }
 }
 
@@ -81,8 +86,8 @@ std::string RunOne(const BackendTestCase& test, AttentionBackend backend) {
   return "";
 }
 
-constexpr AttentionBackend kBackends[] = {AttentionBackend::kAuto, AttentionBackend::kSimd,
-                                          AttentionBackend::kOneDnn, AttentionBackend::kReference};
+constexpr AttentionBackend kBackends[] = {AttentionBackend::kAuto, AttentionBackend::kSimd, AttentionBackend::kOneDnn,
+                                          AttentionBackend::kReference};
 
 class AttentionBackendTest : public ::testing::TestWithParam<std::string> {};
 

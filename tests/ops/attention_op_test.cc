@@ -86,7 +86,8 @@ std::vector<double> NaiveAttention(const Problem& p) {
         for (double& x : s) sum += (x = std::exp(x - m));
         for (int64_t j = 0; j < total; ++j) {
           const float* vr = CacheRow(p, p.past_v, p.v, p.v_dim, b, h / group, j);
-          for (int64_t d = 0; d < p.v_dim; ++d) y[((b * p.q_heads + h) * p.q_len + i) * p.v_dim + d] += s[j] / sum * vr[d];
+          for (int64_t d = 0; d < p.v_dim; ++d)
+            y[((b * p.q_heads + h) * p.q_len + i) * p.v_dim + d] += s[j] / sum * vr[d];
         }
       }
     }
@@ -100,7 +101,8 @@ std::vector<float> ToThreeD(const std::vector<float>& x, int64_t b, int64_t h, i
   for (int64_t bi = 0; bi < b; ++bi)
     for (int64_t hi = 0; hi < h; ++hi)
       for (int64_t ti = 0; ti < t; ++ti)
-        for (int64_t di = 0; di < d; ++di) out[((bi * t + ti) * h + hi) * d + di] = x[((bi * h + hi) * t + ti) * d + di];
+        for (int64_t di = 0; di < d; ++di)
+          out[((bi * t + ti) * h + hi) * d + di] = x[((bi * h + hi) * t + ti) * d + di];
   return out;
 }
 
@@ -132,8 +134,10 @@ KernelCall MhaCall(const Problem& p, const Call& c) {
   if (p.window > 0) call.attributes.Set("window", p.window);
   if (p.softcap > 0.0f) call.attributes.Set("softcap", p.softcap);
   if (c.three_d) {
-    call.inputs.push_back(Floats({p.batch, p.q_len, p.q_heads * p.dim}, ToThreeD(p.q, p.batch, p.q_heads, p.q_len, p.dim)));
-    call.inputs.push_back(Floats({p.batch, p.new_len, p.kv_heads * p.dim}, ToThreeD(p.k, p.batch, p.kv_heads, p.new_len, p.dim)));
+    call.inputs.push_back(
+        Floats({p.batch, p.q_len, p.q_heads * p.dim}, ToThreeD(p.q, p.batch, p.q_heads, p.q_len, p.dim)));
+    call.inputs.push_back(
+        Floats({p.batch, p.new_len, p.kv_heads * p.dim}, ToThreeD(p.k, p.batch, p.kv_heads, p.new_len, p.dim)));
     call.inputs.push_back(
         Floats({p.batch, p.new_len, p.kv_heads * p.v_dim}, ToThreeD(p.v, p.batch, p.kv_heads, p.new_len, p.v_dim)));
   } else {
@@ -170,7 +174,8 @@ std::vector<float> RunY(const Problem& p, const Call& c, std::vector<Tensor>* al
     for (int64_t h = 0; h < p.q_heads; ++h)
       for (int64_t t = 0; t < p.q_len; ++t)
         for (int64_t d = 0; d < p.v_dim; ++d)
-          four[((b * p.q_heads + h) * p.q_len + t) * p.v_dim + d] = values[((b * p.q_len + t) * p.q_heads + h) * p.v_dim + d];
+          four[((b * p.q_heads + h) * p.q_len + t) * p.v_dim + d] =
+              values[((b * p.q_len + t) * p.q_heads + h) * p.v_dim + d];
   return four;
 }
 
@@ -289,6 +294,8 @@ TEST(MultiHeadAttentionTest, SlidingWindow) {
   p.causal = true;
   p.window = 2;
   ExpectMatchesNaive(p, {});
+  p.causal = false;  // the window alone bounds keys on the left only
+  ExpectMatchesNaive(p, {});
   Problem cached = MakeProblem(1, 2, 2, 2, 2, 4, 4, 4);
   cached.causal = true;
   cached.window = 3;
@@ -302,7 +309,9 @@ TEST(MultiHeadAttentionTest, BoolMaskBroadcastOverHeads) {
   std::vector<int64_t> shape = {2, 1, 3, 4};
   Tensor mask = *Tensor::Create(ElementType::kBool, shape);
   for (int64_t i = 0; i < mask.num_elements(); ++i) mask.data<bool>()[i] = (i * 7 % 5) != 0;
-  p.bias = [&](int64_t b, int64_t, int64_t i, int64_t j) { return mask.data<bool>()[(b * 3 + i) * 4 + j] ? 0.0 : -kInf; };
+  p.bias = [&](int64_t b, int64_t, int64_t i, int64_t j) {
+    return mask.data<bool>()[(b * 3 + i) * 4 + j] ? 0.0 : -kInf;
+  };
   Call c;
   c.mask = mask;
   ExpectMatchesNaive(p, c);
@@ -372,7 +381,8 @@ TEST(MultiHeadAttentionTest, Float16Inputs) {
   KernelCall call = MhaCall(p, {});
   for (int i = 0; i < 3; ++i) {
     Tensor half = *Tensor::Create(ElementType::kFloat16, call.inputs[i].shape());
-    for (int64_t e = 0; e < half.num_elements(); ++e) half.data<Float16>()[e] = FloatToHalf(call.inputs[i].data<float>()[e]);
+    for (int64_t e = 0; e < half.num_elements(); ++e)
+      half.data<Float16>()[e] = FloatToHalf(call.inputs[i].data<float>()[e]);
     call.inputs[i] = half;
   }
   absl::StatusOr<std::vector<Tensor>> out = RunKernel(call);
@@ -390,8 +400,8 @@ TEST(MultiHeadAttentionTest, EveryBackendGivesTheSameAnswer) {
   const std::vector<float> values = Random(3 * 7, 3);
   p.bias = [&](int64_t, int64_t, int64_t i, int64_t j) { return values[i * 7 + j]; };
   const std::vector<double> expected = NaiveAttention(p);
-  for (AttentionBackend backend : {AttentionBackend::kAuto, AttentionBackend::kSimd, AttentionBackend::kOneDnn,
-                                   AttentionBackend::kReference}) {
+  for (AttentionBackend backend :
+       {AttentionBackend::kAuto, AttentionBackend::kSimd, AttentionBackend::kOneDnn, AttentionBackend::kReference}) {
     for (bool three_d : {false, true}) {
       Call c;
       c.backend = backend;
@@ -445,8 +455,8 @@ TEST(MultiHeadAttentionTest, RejectsKvHeadsNotDividingQueryHeads) {
 
 TEST(MultiHeadAttentionTest, RejectsUnbroadcastableMasks) {
   Problem p = MakeProblem(2, 2, 2, 3, 4, 0, 4, 4);
-  for (std::vector<int64_t> shape : std::vector<std::vector<int64_t>>{
-           {4, 4}, {3, 5}, {3, 3}, {3, 2, 3, 4}, {3, 3, 4}, {1, 1, 1, 3, 4}, {}}) {
+  for (std::vector<int64_t> shape :
+       std::vector<std::vector<int64_t>>{{4, 4}, {3, 5}, {3, 3}, {3, 2, 3, 4}, {3, 3, 4}, {1, 1, 1, 3, 4}, {}}) {
     Call c;
     int64_t n = 1;
     for (int64_t d : shape) n *= d;
@@ -582,6 +592,39 @@ TEST(OnnxAttentionTest, NonpadKvSeqlenNeedsOpset24AndValidCounts) {
   EXPECT_EQ(CodeOf(call), absl::StatusCode::kInvalidArgument);
   call.inputs[6] = *Tensor::FromVector<int32_t>({2}, {1, 2});
   EXPECT_EQ(CodeOf(call), absl::StatusCode::kInvalidArgument);
+}
+
+// With nonpad_kv_seqlen and no past, each batch's causal diagonal ends at its
+// own last valid key: query i sees keys j <= i + nonpad[b] - q_len.
+TEST(OnnxAttentionTest, CausalWithNonpadKvSeqlenIsPerBatchBottomRight) {
+  Problem p = MakeProblem(2, 2, 2, 2, 5, 0, 4, 4);
+  p.causal = true;
+  const int64_t nonpad[2] = {3, 5};
+  auto hidden = [&](int64_t b, int64_t i, int64_t j) { return j >= nonpad[b] || j > i + nonpad[b] - p.q_len; };
+  KernelCall call = OnnxCall(p, 24);
+  call.inputs.resize(7);
+  call.inputs[6] = *Tensor::FromVector<int64_t>({2}, {nonpad[0], nonpad[1]});
+  p.causal = false;
+  p.bias = [&](int64_t b, int64_t, int64_t i, int64_t j) { return hidden(b, i, j) ? -kInf : 0.0; };
+  const std::vector<double> expected = NaiveAttention(p);
+  for (int outputs : {1, 4}) {  // the fused path, then the materialised one
+    call.num_outputs = outputs;
+    call.attributes.Set("qk_matmul_output_mode", int64_t{2});
+    absl::StatusOr<std::vector<Tensor>> out = RunKernel(call);
+    ASSERT_TRUE(out.ok()) << out.status();
+    const Tensor& y = (*out)[0];
+    ExpectNear(std::vector<float>(y.data<float>(), y.data<float>() + y.num_elements()), expected);
+    if (outputs == 1) continue;
+    const Tensor& qk = (*out)[3];
+    ASSERT_EQ(qk.shape(), (std::vector<int64_t>{2, 2, 2, 5}));
+    for (int64_t b = 0; b < 2; ++b)
+      for (int64_t h = 0; h < 2; ++h)
+        for (int64_t i = 0; i < 2; ++i)
+          for (int64_t j = 0; j < 5; ++j) {
+            const float s = qk.data<float>()[((b * 2 + h) * 2 + i) * 5 + j];
+            EXPECT_EQ(std::isinf(s) && s < 0, hidden(b, i, j)) << b << " " << h << " " << i << " " << j;
+          }
+  }
 }
 
 TEST(OnnxAttentionTest, ScoreOutputModeZeroIsBeforeTheSoftcap) {
