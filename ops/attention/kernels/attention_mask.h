@@ -10,6 +10,11 @@
 
 namespace attune::attention {
 
+// Internal linkage on purpose: these helpers are compiled into the per-ISA
+// translation units too, and an inline function compiled with -mavx512f must
+// never be the copy the linker picks for a generic caller.
+namespace {
+
 /// Keys [begin, end) are structurally visible; empty when end <= begin.
 struct KeyRange {
   int64_t begin = 0;
@@ -42,6 +47,8 @@ inline float* OutputRow(const AttentionArgs& a, int64_t b, int64_t h, int64_t i)
 }
 /// The kv head query head `h` reads (GQA: consecutive query heads share one).
 inline int64_t KvHeadOf(const AttentionArgs& a, int64_t h) { return h / (a.q_heads / a.kv_heads); }
+
+}  // namespace
 
 /// Team size for OpenMP regions: `threads` <= 0 means "whatever OpenMP
 /// would use", as ExecOptions::threads does.
