@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "dnnl.hpp"
 #include "ops/attention/kernels/attention_mask.h"
+#include "ops/attention/kernels/scratch_buffer.h"
 
 namespace attune::attention {
 namespace {
@@ -242,13 +243,12 @@ absl::Status RunAttentionOneDnn(const AttentionArgs& a) {
 
   const int64_t rows = a.batch * a.q_heads * a.q_len;
   const int64_t group_scores = a.batch * a.kv_heads * a.q_len * a.kv_len;
-  std::vector<float> scores(static_cast<size_t>(rows * a.kv_len));
-  std::vector<float> mask;
+  ScratchBuffer scores(rows * a.kv_len);
+  if (scores.data() == nullptr) return absl::ResourceExhaustedError("attention: cannot allocate the scores");
   const int64_t group_mask = static_cast<int64_t>(p.mask.get_size() / sizeof(float));
-  if (m.present) {
-    mask.resize(static_cast<size_t>(group_mask * (m.heads ? groups : 1)));
-    FillMask(a, m, mask.data(), team);
-  }
+  ScratchBuffer mask(m.present ? group_mask * (m.heads ? groups : 1) : 0, /*slot=*/1);
+  if (mask.data() == nullptr) return absl::ResourceExhaustedError("attention: cannot allocate the mask");
+  if (m.present) FillMask(a, m, mask.data(), team);
   try {
     ScopedOmpThreads threads(team);
     dnnl::engine& eng = Engine();

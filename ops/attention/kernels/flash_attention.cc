@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "ops/attention/kernels/attention_mask.h"
+#include "ops/attention/kernels/scratch_buffer.h"
 #include "ops/common/cpu_features.h"
 
 namespace attune::attention {
@@ -30,16 +31,6 @@ constexpr int64_t kDecodeMaxQueryLen = 4;
 constexpr int64_t kDecodeMinChunk = 256;
 
 FlashOverrides g_overrides;
-
-struct FreeDeleter {
-  void operator()(float* p) const { std::free(p); }
-};
-using ScratchBuffer = std::unique_ptr<float, FreeDeleter>;
-
-ScratchBuffer AllocateScratch(int64_t floats) {
-  const size_t bytes = (static_cast<size_t>(floats) * sizeof(float) + 63) / 64 * 64;
-  return ScratchBuffer(static_cast<float*>(std::aligned_alloc(64, std::max<size_t>(bytes, 64))));
-}
 
 const FlashKernels& KernelsFor(Isa isa) {
   switch (isa) {
@@ -83,13 +74,13 @@ absl::Status RunQueryBlocks(const AttentionArgs& a, const FlashKernels& kernels,
 
   const int threads = static_cast<int>(std::min<int64_t>(TeamSize(a), static_cast<int64_t>(tasks.size())));
   const int64_t per_thread = RoundUp(plan.scratch_floats, 16);
-  ScratchBuffer scratch = AllocateScratch(per_thread * threads);
-  if (scratch == nullptr) return absl::ResourceExhaustedError("attention: cannot allocate flash scratch");
+  ScratchBuffer scratch(per_thread * threads);
+  if (scratch.data() == nullptr) return absl::ResourceExhaustedError("attention: cannot allocate flash scratch");
   const int64_t n = static_cast<int64_t>(tasks.size());
 #pragma omp parallel num_threads(threads)
   {
     omp_set_num_threads(1);  // oneDNN sgemm tiles stay on this thread even in a team of one
-    float* mine = scratch.get() + per_thread * omp_get_thread_num();
+    float* mine = scratch.data() + per_thread * omp_get_thread_num();
 #pragma omp for schedule(dynamic, 1)
     for (int64_t i = 0; i < n; ++i) kernels.query_block(a, plan, tasks[order[i]], mine);
   }
@@ -107,8 +98,8 @@ absl::Status RunDecode(const AttentionArgs& a, const FlashKernels& kernels) {
   const int64_t chunk_len = RoundUp((a.kv_len + chunks - 1) / chunks, 64);
   const int64_t part_stride = 2 + a.v_head_dim;
   const int64_t n = heads * chunks;
-  ScratchBuffer partial = AllocateScratch(n * rows * part_stride);
-  if (partial == nullptr) return absl::ResourceExhaustedError("attention: cannot allocate decode scratch");
+  ScratchBuffer partial(n * rows * part_stride);
+  if (partial.data() == nullptr) return absl::ResourceExhaustedError("attention: cannot allocate decode scratch");
   const float log2_scale = a.scale * kLog2e;
   const int threads = static_cast<int>(std::min<int64_t>(team, std::max<int64_t>(n, a.batch * a.q_heads)));
 #pragma omp parallel num_threads(threads)
@@ -120,7 +111,7 @@ absl::Status RunDecode(const AttentionArgs& a, const FlashKernels& kernels) {
       task.kv_head = (t / chunks) % a.kv_heads;
       task.k_begin = std::min(a.kv_len, (t % chunks) * chunk_len);
       task.k_end = std::min(a.kv_len, task.k_begin + chunk_len);
-      task.partial = partial.get() + t * rows * part_stride;
+      task.partial = partial.data() + t * rows * part_stride;
       kernels.decode_chunk(a, log2_scale, task, group);
     }
     // Merge: row r of (b, kv head) over its chunks.
@@ -128,7 +119,7 @@ absl::Status RunDecode(const AttentionArgs& a, const FlashKernels& kernels) {
     for (int64_t x = 0; x < heads * rows; ++x) {
       const int64_t bk = x / rows, r = x % rows;
       const int64_t b = bk / a.kv_heads, kvh = bk % a.kv_heads;
-      const float* first = partial.get() + (bk * chunks) * rows * part_stride + r * part_stride;
+      const float* first = partial.data() + (bk * chunks) * rows * part_stride + r * part_stride;
       float m = -std::numeric_limits<float>::infinity();
       for (int64_t c = 0; c < chunks; ++c) m = std::max(m, first[c * rows * part_stride]);
       float* y = OutputRow(a, b, kvh * group + r / a.q_len, r % a.q_len);
