@@ -54,6 +54,7 @@ struct Avx2 {
     const __m256i scale = _mm256_slli_epi32(_mm256_castps_si256(t), 23);
     return _mm256_mul_ps(p, _mm256_castsi256_ps(scale));
   }
+  static void PrefetchL2(const float* p) { _mm_prefetch(reinterpret_cast<const char*>(p), _MM_HINT_T1); }
   static F Exp2Clamped(F x) { return Exp2(_mm256_min_ps(x, _mm256_set1_ps(kExp2Highest))); }
 
   // Along head_dim (decode).

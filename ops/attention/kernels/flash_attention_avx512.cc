@@ -57,6 +57,7 @@ struct Avx512 {
     const __m512i scale = _mm512_slli_epi32(_mm512_castps_si512(t), 23);
     return _mm512_mul_ps(p, _mm512_castsi512_ps(scale));
   }
+  static void PrefetchL2(const float* p) { _mm_prefetch(reinterpret_cast<const char*>(p), _MM_HINT_T1); }
   static F Exp2Clamped(F x) { return Exp2(_mm512_min_ps(x, _mm512_set1_ps(kExp2Highest))); }
 
   // Along head_dim (decode).

@@ -89,6 +89,7 @@ struct Portable {
     for (float& e : x.v) e = Exp2One(e);
     return x;
   }
+  static void PrefetchL2(const float*) {}
   static F Exp2Clamped(F x) { return Exp2(Min(x, Set1(kExp2Highest))); }
 
   static float Dot(const float* a, const float* b, int64_t n) {
