@@ -33,6 +33,17 @@ dnnl::engine& Engine() {
   return engine;
 }
 
+/// oneDNN sizes its OpenMP team from omp_get_max_threads(); this sets it
+/// for the calling thread only and restores it.
+class ScopedOmpThreads {
+ public:
+  explicit ScopedOmpThreads(int n) : saved_(omp_get_max_threads()) { omp_set_num_threads(n); }
+  ~ScopedOmpThreads() { omp_set_num_threads(saved_); }
+
+ private:
+  int saved_;
+};
+
 /// Which dims of the additive mask vary (the others are broadcast, size 1).
 /// oneDNN 2.6 only keeps its brgemm/jit matmul for a binary post-op whose
 /// batch dim is not broadcast when batch > 1, so the batch dim always varies.
@@ -78,14 +89,14 @@ struct Primitives {
   memory::desc qk_scratch, pv_scratch, softmax_scratch;
 };
 
-std::string CacheKey(const AttentionArgs& a, const MaskShape& m) {
+std::string CacheKey(const AttentionArgs& a, const MaskShape& m, int team) {
   uint32_t scale_bits;
   std::memcpy(&scale_bits, &a.scale, sizeof(scale_bits));
   return absl::StrCat(a.batch, ",", a.q_heads, ",", a.kv_heads, ",", a.q_len, ",", a.kv_len, ",", a.head_dim, ",",
                       a.v_head_dim, "|", a.q.stride_batch, ",", a.q.stride_head, ",", a.q.stride_seq, "|",
                       a.k.stride_batch, ",", a.k.stride_head, ",", a.k.stride_seq, "|", a.v.stride_batch, ",",
                       a.v.stride_head, ",", a.v.stride_seq, "|", a.y_stride_batch, ",", a.y_stride_head, ",",
-                      a.y_stride_seq, "|", m.present, m.heads, m.rows, "|", scale_bits);
+                      a.y_stride_seq, "|", m.present, m.heads, m.rows, "|", scale_bits, "|", team);
 }
 
 std::shared_ptr<const Primitives> CreatePrimitives(const AttentionArgs& a, const MaskShape& m) {
@@ -128,16 +139,20 @@ std::shared_ptr<const Primitives> CreatePrimitives(const AttentionArgs& a, const
   return p;
 }
 
-/// Created once per shape; creation happens under the lock so that two
+/// Created once per shape and team size (some oneDNN implementations fix
+/// their thread count when created: a softmax built for 2 threads and run
+/// in a 1-thread call waited tens of ms for a sleeping second thread on
+/// this loaded machine). Creation happens under the lock so that two
 /// threads never build the same primitives twice.
-absl::StatusOr<std::shared_ptr<const Primitives>> GetPrimitives(const AttentionArgs& a, const MaskShape& m) {
+absl::StatusOr<std::shared_ptr<const Primitives>> GetPrimitives(const AttentionArgs& a, const MaskShape& m, int team) {
   static std::mutex mu;
   static auto* cache = new absl::flat_hash_map<std::string, std::shared_ptr<const Primitives>>();
-  const std::string key = CacheKey(a, m);
+  const std::string key = CacheKey(a, m, team);
   std::lock_guard<std::mutex> lock(mu);
   auto it = cache->find(key);
   if (it != cache->end()) return it->second;
   try {
+    ScopedOmpThreads threads(team);
     std::shared_ptr<const Primitives> p = CreatePrimitives(a, m);
     if (cache->size() >= kMaxCachedShapes) cache->clear();
     (*cache)[key] = p;
@@ -194,17 +209,6 @@ void ZeroFullyMaskedRows(const AttentionArgs& a, float* probs, int64_t rows, int
   }
 }
 
-/// oneDNN sizes its OpenMP team from omp_get_max_threads(); this sets it
-/// for the calling thread only and restores it.
-class ScopedOmpThreads {
- public:
-  explicit ScopedOmpThreads(int n) : saved_(omp_get_max_threads()) { omp_set_num_threads(n); }
-  ~ScopedOmpThreads() { omp_set_num_threads(saved_); }
-
- private:
-  int saved_;
-};
-
 std::vector<uint8_t> ScratchFor(const memory::desc& d) { return std::vector<uint8_t>(d.get_size()); }
 
 }  // namespace
@@ -235,10 +239,10 @@ absl::Status RunAttentionOneDnn(const AttentionArgs& a) {
     return absl::OkStatus();
   }
   const MaskShape m = MaskShapeOf(a);
-  auto primitives = GetPrimitives(a, m);
+  const int team = TeamSize(a);
+  auto primitives = GetPrimitives(a, m, team);
   if (!primitives.ok()) return primitives.status();
   const Primitives& p = **primitives;
-  const int team = TeamSize(a);
   const int64_t groups = a.q_heads / a.kv_heads;
 
   const int64_t rows = a.batch * a.q_heads * a.q_len;
