@@ -2,7 +2,7 @@
 // Fresh multi-MB allocations cost more in page faults and zero-filling than
 // the attention work they hold on this VM (measured: the oneDNN path at
 // T=1024 spent 2/3 of its time there), so each thread keeps one 64-byte
-// aligned buffer per slot of up to kMaxKeptBytes for its next call; larger
+// aligned buffer per slot of up to kMaxKeptBytes (64 MiB) for its next call; larger
 // requests, and a slot already in use on this thread, get a buffer
 // allocated (and freed) for this call. Contents are uninitialised.
 #pragma once
@@ -15,7 +15,7 @@ namespace attune::attention {
 
 class ScratchBuffer {
  public:
-  static constexpr int64_t kMaxKeptBytes = int64_t{256} << 20;
+  static constexpr int64_t kMaxKeptBytes = int64_t{64} << 20;
   static constexpr int kSlots = 2;
 
   /// Null data() when the allocation fails.
