@@ -66,28 +66,43 @@ class CommonSubexpressionPass final : public Pass {
     for (Node* node : order) {
       if (IsNondeterministic(*node)) continue;
       std::vector<Node*>& candidates = seen[NodeKey(*node)];
-      Node* twin = nullptr;
-      for (Node* c : candidates)
-        if (SameAttributes(c->attributes(), node->attributes()) && Mergeable(*c, *node)) twin = c;
-      if (twin == nullptr) {
-        candidates.push_back(node);
-        continue;
+      bool merged = false;
+      for (Node*& c : candidates) {
+        if (!SameAttributes(c->attributes(), node->attributes())) continue;
+        if (Mergeable(*c, *node)) {
+          RETURN_IF_ERROR(Merge(graph, node, c));
+        } else if (Mergeable(*node, *c)) {
+          // The earlier twin is the one whose outputs are anonymous: keep the
+          // graph output's node instead. Both read the same inputs, so the
+          // earlier one's readers can read the later one without a cycle.
+          RETURN_IF_ERROR(Merge(graph, c, node));
+          c = node;
+        } else {
+          continue;
+        }
+        merged = true;
+        break;
       }
-      for (int o = 0; o < node->num_outputs(); ++o) {
-        Value* dup = node->output(o);
-        if (dup == nullptr) continue;
-        Value* keep = twin->output(o);
-        if (keep->type() == ElementType::kUndefined) keep->set_type(dup->type());
-        keep->set_shape(MergeShapes(keep->shape(), dup->shape()));
-        graph.ReplaceAllUsesWith(dup, keep);
-      }
-      RETURN_IF_ERROR(graph.RemoveNode(node));
-      changed = true;
+      if (!merged) candidates.push_back(node);
+      changed |= merged;
     }
     return changed;
   }
 
  private:
+  // Points every reader of `dup`'s outputs at `keep`'s and removes `dup`.
+  static absl::Status Merge(Graph& graph, Node* dup, Node* keep) {
+    for (int o = 0; o < dup->num_outputs(); ++o) {
+      Value* from = dup->output(o);
+      if (from == nullptr) continue;
+      Value* to = keep->output(o);
+      if (to->type() == ElementType::kUndefined) to->set_type(from->type());
+      to->set_shape(MergeShapes(to->shape(), from->shape()));
+      graph.ReplaceAllUsesWith(from, to);
+    }
+    return graph.RemoveNode(dup);
+  }
+
   // `dup` can be replaced by `keep`: every output `dup` has, `keep` has too,
   // and no output of `dup` is a graph output (its name would be lost).
   static bool Mergeable(const Node& keep, const Node& dup) {
