@@ -1,0 +1,43 @@
+// The implementation behind attune::Session: import, optimise, compile, run.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "attune/session.h"
+#include "engine/exec/plan.h"
+#include "engine/ir/graph.h"
+
+namespace attune {
+
+class SessionImpl {
+ public:
+  /// Optimises `graph` (per options) and compiles it.
+  static absl::StatusOr<std::unique_ptr<SessionImpl>> Create(std::unique_ptr<Graph> graph,
+                                                             const SessionOptions& options);
+
+  const std::vector<TensorInfo>& inputs() const { return inputs_; }
+  const std::vector<TensorInfo>& outputs() const { return outputs_; }
+  const FusionReport& report() const { return report_; }
+  const SessionOptions& options() const { return options_; }
+  /// The optimised graph the plan was compiled from.
+  const Graph& graph() const { return *graph_; }
+  const Plan& plan() const { return *plan_; }
+
+  absl::StatusOr<NamedTensors> Run(const NamedTensors& inputs, const NodeObserver* observer = nullptr) const;
+
+ private:
+  SessionOptions options_;
+  std::unique_ptr<Graph> graph_;
+  std::unique_ptr<Plan> plan_;
+  FusionReport report_;
+  std::vector<TensorInfo> inputs_;
+  std::vector<TensorInfo> outputs_;
+};
+
+/// Maps the public option to the kernel-level one.
+ExecOptions ToExecOptions(const SessionOptions& options);
+
+}  // namespace attune
