@@ -117,3 +117,30 @@ TEST(CanonCse, LargeConstantsAreNotCompared) {
 
 }  // namespace
 }  // namespace attune::testing
+
+namespace attune::testing {
+namespace {
+
+TEST(CanonCse, EqualShapeValuesFromDifferentTensorsMerge) {
+  // seq read from the ids and from the hidden state: one value afterwards.
+  GraphBuilder b;
+  Value* ids = b.Input("ids", ElementType::kInt64, Dims({"batch", "seq"}));
+  Value* hidden = b.Input("h", ElementType::kFloat32, Dims({"batch", "seq", 64}));
+  Value* seq_a = b.Node("Gather", {b.Node("Shape", {ids}), b.Constant("one", ScalarOf<int64_t>(1))}, {}, "a");
+  Value* seq_b = b.Node("Gather", {b.Node("Shape", {hidden}), b.Constant("one2", ScalarOf<int64_t>(1))}, {}, "b");
+  Value* batch = b.Node("Gather", {b.Node("Shape", {hidden}), b.Constant("zero", ScalarOf<int64_t>(0))}, {}, "c");
+  Value* use_a = b.Node("Unsqueeze", {seq_a, b.Constant("ax", Int64s({0}))});
+  Value* use_b = b.Node("Unsqueeze", {seq_b, b.Constant("ax2", Int64s({0}))});
+  Value* use_c = b.Node("Unsqueeze", {batch, b.Constant("ax3", Int64s({0}))});
+  b.Output(b.Node("Concat", {use_a, use_b, use_c}, Attrs({{"axis", int64_t{0}}})));
+  auto pass = MakeCommonSubexpressionPass();
+  ASSERT_TRUE(*RunPass(*pass, b.graph()));
+  ASSERT_TRUE(*RunPass(*pass, b.graph()));  // the Unsqueezes now have one input: they merge
+  EXPECT_FALSE(*RunPass(*pass, b.graph()));
+  b.graph().RemoveDeadNodes();
+  EXPECT_EQ(CountOps(b.graph(), "Unsqueeze"), 2);  // seq and batch stay apart
+  EXPECT_EQ(CountOps(b.graph(), "Gather"), 2);
+}
+
+}  // namespace
+}  // namespace attune::testing
