@@ -1,0 +1,214 @@
+// The flash driver: picks the ISA variant, sizes the tiles, orders the tasks
+// heaviest first and runs them in ONE OpenMP region; the decode path splits
+// the KV sequence across threads and merges the partial softmax states.
+#include "ops/attention/kernels/flash_attention.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <memory>
+#include <new>
+#include <vector>
+
+#include "ops/attention/kernels/attention_mask.h"
+#include "ops/common/cpu_features.h"
+
+namespace attune::attention {
+namespace {
+
+constexpr float kLog2e = 1.44269504088896340736f;
+constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
+/// L2 share for one task's tiles (Qᵀ, St, Ot, and the K and V rows of a
+/// tile): half of this machine's 1 MiB L2, the rest for everything else.
+constexpr int64_t kTileBudgetBytes = 512 * 1024;
+/// Query rows up to which the decode path runs instead of query blocks.
+constexpr int64_t kDecodeMaxQueryLen = 4;
+/// Smallest KV chunk one decode task streams.
+constexpr int64_t kDecodeMinChunk = 256;
+
+FlashOverrides g_overrides;
+
+struct FreeDeleter {
+  void operator()(float* p) const { std::free(p); }
+};
+using ScratchBuffer = std::unique_ptr<float, FreeDeleter>;
+
+ScratchBuffer AllocateScratch(int64_t floats) {
+  const size_t bytes = (static_cast<size_t>(floats) * sizeof(float) + 63) / 64 * 64;
+  return ScratchBuffer(static_cast<float*>(std::aligned_alloc(64, std::max<size_t>(bytes, 64))));
+}
+
+const FlashKernels& KernelsFor(Isa isa) {
+  switch (isa) {
+    case Isa::kAvx512: return flash_avx512::Kernels();
+    case Isa::kAvx2: return flash_avx2::Kernels();
+    case Isa::kGeneric: break;
+  }
+  return flash_generic::Kernels();
+}
+
+int64_t RoundUp(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
+
+/// Unmasked (query, key) pairs of a query block, for ordering tasks.
+int64_t TaskCost(const AttentionArgs& a, const FlashTask& t) {
+  int64_t cost = 0;
+  for (int64_t i = t.q_begin; i < t.q_end; ++i) {
+    const KeyRange r = VisibleKeys(a, t.batch, i);
+    cost += r.end - r.begin;
+  }
+  return cost;
+}
+
+absl::Status RunQueryBlocks(const AttentionArgs& a, const FlashKernels& kernels, FlashGemm gemm) {
+  const FlashPlan plan = MakeFlashPlan(a, gemm);
+  std::vector<FlashTask> tasks;
+  std::vector<int64_t> cost;
+  for (int64_t b = 0; b < a.batch; ++b) {
+    for (int64_t q0 = 0; q0 < a.q_len; q0 += plan.block_q) {
+      FlashTask t{b, 0, q0, std::min(q0 + plan.block_q, a.q_len)};
+      const int64_t c = TaskCost(a, t);  // the same for every head
+      for (int64_t h = 0; h < a.q_heads; ++h) {
+        t.head = h;
+        tasks.push_back(t);
+        cost.push_back(c);
+      }
+    }
+  }
+  std::vector<int64_t> order(tasks.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int64_t>(i);
+  std::stable_sort(order.begin(), order.end(), [&](int64_t x, int64_t y) { return cost[x] > cost[y]; });
+
+  const int threads = static_cast<int>(std::min<int64_t>(TeamSize(a), static_cast<int64_t>(tasks.size())));
+  const int64_t per_thread = RoundUp(plan.scratch_floats, 16);
+  ScratchBuffer scratch = AllocateScratch(per_thread * threads);
+  if (scratch == nullptr) return absl::ResourceExhaustedError("attention: cannot allocate flash scratch");
+  const int64_t n = static_cast<int64_t>(tasks.size());
+#pragma omp parallel num_threads(threads)
+  {
+    omp_set_num_threads(1);  // oneDNN sgemm tiles stay on this thread even in a team of one
+    float* mine = scratch.get() + per_thread * omp_get_thread_num();
+#pragma omp for schedule(dynamic, 1)
+    for (int64_t i = 0; i < n; ++i) kernels.query_block(a, plan, tasks[order[i]], mine);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RunDecode(const AttentionArgs& a, const FlashKernels& kernels) {
+  const int64_t group = a.q_heads / a.kv_heads;
+  const int64_t rows = group * a.q_len;
+  const int64_t heads = a.batch * a.kv_heads;
+  const int team = TeamSize(a);
+  // Enough chunks for every thread to have a few, none shorter than the minimum.
+  const int64_t max_chunks = std::max<int64_t>(1, a.kv_len / kDecodeMinChunk);
+  const int64_t chunks = std::clamp<int64_t>((4 * team + heads - 1) / heads, 1, max_chunks);
+  const int64_t chunk_len = RoundUp((a.kv_len + chunks - 1) / chunks, 64);
+  const int64_t part_stride = 2 + a.v_head_dim;
+  const int64_t n = heads * chunks;
+  ScratchBuffer partial = AllocateScratch(n * rows * part_stride);
+  if (partial == nullptr) return absl::ResourceExhaustedError("attention: cannot allocate decode scratch");
+  const float log2_scale = a.scale * kLog2e;
+  const int threads = static_cast<int>(std::min<int64_t>(team, std::max<int64_t>(n, a.batch * a.q_heads)));
+#pragma omp parallel num_threads(threads)
+  {
+#pragma omp for schedule(dynamic, 1)
+    for (int64_t t = 0; t < n; ++t) {
+      DecodeTask task;
+      task.batch = t / (a.kv_heads * chunks);
+      task.kv_head = (t / chunks) % a.kv_heads;
+      task.k_begin = std::min(a.kv_len, (t % chunks) * chunk_len);
+      task.k_end = std::min(a.kv_len, task.k_begin + chunk_len);
+      task.partial = partial.get() + t * rows * part_stride;
+      kernels.decode_chunk(a, log2_scale, task, group);
+    }
+    // Merge: row r of (b, kv head) over its chunks.
+#pragma omp for schedule(static)
+    for (int64_t x = 0; x < heads * rows; ++x) {
+      const int64_t bk = x / rows, r = x % rows;
+      const int64_t b = bk / a.kv_heads, kvh = bk % a.kv_heads;
+      const float* first = partial.get() + (bk * chunks) * rows * part_stride + r * part_stride;
+      float m = -std::numeric_limits<float>::infinity();
+      for (int64_t c = 0; c < chunks; ++c) m = std::max(m, first[c * rows * part_stride]);
+      float* y = OutputRow(a, b, kvh * group + r / a.q_len, r % a.q_len);
+      std::fill(y, y + a.v_head_dim, 0.0f);
+      if (m == -std::numeric_limits<float>::infinity()) continue;  // no visible key: zeros
+      float l = 0.0f;
+      for (int64_t c = 0; c < chunks; ++c) {
+        const float* p = first + c * rows * part_stride;
+        if (p[0] == -std::numeric_limits<float>::infinity()) continue;
+        const float w = std::exp2(p[0] - m);
+        l += w * p[1];
+        for (int64_t d = 0; d < a.v_head_dim; ++d) y[d] += w * p[2 + d];
+      }
+      const float inv = l > 0.0f ? 1.0f / l : 0.0f;
+      for (int64_t d = 0; d < a.v_head_dim; ++d) y[d] *= inv;
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+bool FlashSupports(const AttentionArgs& a) {
+  // Key indices and the query block offsets are int32 inside the kernels.
+  return a.kv_len < kInt32Max && a.q_len < kInt32Max && a.head_dim > 0 && a.v_head_dim > 0;
+}
+
+bool FlashOneDnnGemmSupports(const AttentionArgs& a) {
+  return FlashSupports(a) && a.k.stride_seq >= a.head_dim && a.v.stride_seq >= a.v_head_dim;
+}
+
+FlashPlan MakeFlashPlan(const AttentionArgs& a, FlashGemm gemm) {
+  FlashPlan p;
+  p.gemm = gemm;
+  p.log2_scale = a.scale * kLog2e;
+  // Query blocks of 64 rows, halved (down to 16) for short sequences and
+  // while there are too few tasks to keep every thread busy.
+  const int64_t team = TeamSize(a);
+  p.block_q = 64;
+  while (p.block_q > 16 &&
+         (a.q_len <= p.block_q / 2 || a.batch * a.q_heads * ((a.q_len + p.block_q - 1) / p.block_q) < 4 * team)) {
+    p.block_q /= 2;
+  }
+  // Keys per tile: St, the K and V rows of the tile, Qᵀ and Ot within the
+  // budget; a multiple of 48 (every micro-kernel row count divides it).
+  const int64_t budget = kTileBudgetBytes / 4;
+  const int64_t fixed = (a.head_dim + a.v_head_dim) * p.block_q;
+  const int64_t per_key = p.block_q + a.head_dim + a.v_head_dim;
+  p.block_k = std::clamp<int64_t>((budget - fixed) / per_key / 48 * 48, 48, 384);
+  if (g_overrides.block_q > 0) p.block_q = g_overrides.block_q;
+  if (g_overrides.block_k > 0) p.block_k = g_overrides.block_k;
+
+  int64_t offset = 0;
+  auto take = [&](int64_t floats) {
+    const int64_t at = offset;
+    offset += RoundUp(floats, 16);
+    return at;
+  };
+  p.qt_offset = take(a.head_dim * p.block_q);
+  p.st_offset = take(p.block_k * p.block_q);
+  p.ot_offset = take(a.v_head_dim * p.block_q);
+  p.max_offset = take(p.block_q);
+  p.sum_offset = take(p.block_q);
+  p.tile_max_offset = take(p.block_q);
+  p.lo_offset = take(p.block_q);
+  p.hi_offset = take(p.block_q);
+  p.scratch_floats = offset;
+  return p;
+}
+
+void SetFlashOverrides(const FlashOverrides& overrides) { g_overrides = overrides; }
+
+absl::Status RunFlashAttention(const AttentionArgs& a, FlashGemm gemm) {
+  if (a.batch == 0 || a.q_heads == 0 || a.q_len == 0) return absl::OkStatus();
+  const FlashKernels& kernels = KernelsFor(ActiveIsa());
+  const bool decode = g_overrides.path == FlashOverrides::Path::kAuto
+                          ? a.q_len <= kDecodeMaxQueryLen
+                          : g_overrides.path == FlashOverrides::Path::kDecode;
+  if (decode) return RunDecode(a, kernels);
+  return RunQueryBlocks(a, kernels, gemm);
+}
+
+}  // namespace attune::attention

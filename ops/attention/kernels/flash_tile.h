@@ -1,0 +1,336 @@
+// The flash attention tile loop, written once over a SIMD traits type V and
+// instantiated by each ISA translation unit (flash_attention_<isa>.cc). Every
+// function here is a template of V, and each V lives in an anonymous
+// namespace, so instantiations never collide across ISA objects.
+//
+// V provides: F (a vector of kLanes floats), Zero, Set1, Load, Store, Add,
+// Sub, Mul, Div, Fma(a, b, c) = a*b + c, Max, Exp2 (x <= 0 domain, lower
+// clamp), Exp2Clamped, MaskRange(s, lo, hi, j) (-inf in lanes whose
+// [lo, hi) does not contain j), AnyDifferent, ZeroIfNegInf, KeepNegInf(x, r).
+#pragma once
+
+#include <dnnl.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+
+#include "ops/attention/kernels/attention_mask.h"
+#include "ops/attention/kernels/flash_attention.h"
+
+namespace attune::attention::flash_detail {
+
+inline constexpr float kLog2e = 1.44269504088896340736f;
+inline constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+/// block_q is at most this (stack arrays of per-row pointers).
+inline constexpr int kMaxBlockQ = 128;
+
+/// C[MR][NV·L] (+)= Σ_k A(m, k) · B[k][0 : NV·L].
+/// kARowMajor: A(m, k) = a[m * a_stride + k] (K rows in Q·Kᵀ), else
+/// A(m, k) = a[k * a_stride + m] (V rows in P·V).
+/// Epilogue: kMask hides keys outside each query lane's [lo, hi) (row m is
+/// key row0 + m), kMax folds the tile into tile_max.
+template <class V, int MR, int NV, bool kARowMajor, bool kMask, bool kMax>
+inline void MicroGemm(const float* a, int64_t a_stride, const float* b, int64_t ldb, int64_t kdim, float* c,
+                      int64_t ldc, bool accumulate, const int32_t* lo, const int32_t* hi, int32_t row0,
+                      float* tile_max) {
+  using F = typename V::F;
+  constexpr int L = V::kLanes;
+  F acc[MR][NV];
+  if (accumulate) {
+#pragma GCC unroll 16
+    for (int m = 0; m < MR; ++m)
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) acc[m][v] = V::Load(c + m * ldc + v * L);
+  } else {
+#pragma GCC unroll 16
+    for (int m = 0; m < MR; ++m)
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) acc[m][v] = V::Zero();
+  }
+  if constexpr (kARowMajor) {
+    const float* ar[MR];
+#pragma GCC unroll 16
+    for (int m = 0; m < MR; ++m) ar[m] = a + m * a_stride;
+    for (int64_t k = 0; k < kdim; ++k) {
+      F bv[NV];
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) bv[v] = V::Load(b + k * ldb + v * L);
+#pragma GCC unroll 16
+      for (int m = 0; m < MR; ++m) {
+        const F x = V::Set1(ar[m][k]);
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; ++v) acc[m][v] = V::Fma(x, bv[v], acc[m][v]);
+      }
+    }
+  } else {
+    for (int64_t k = 0; k < kdim; ++k) {
+      const float* ak = a + k * a_stride;
+      F bv[NV];
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) bv[v] = V::Load(b + k * ldb + v * L);
+#pragma GCC unroll 16
+      for (int m = 0; m < MR; ++m) {
+        const F x = V::Set1(ak[m]);
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; ++v) acc[m][v] = V::Fma(x, bv[v], acc[m][v]);
+      }
+    }
+  }
+  if constexpr (kMask) {
+#pragma GCC unroll 16
+    for (int m = 0; m < MR; ++m)
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) acc[m][v] = V::MaskRange(acc[m][v], lo + v * L, hi + v * L, row0 + m);
+  }
+  if constexpr (kMax) {
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) {
+      F mx = V::Load(tile_max + v * L);
+#pragma GCC unroll 16
+      for (int m = 0; m < MR; ++m) mx = V::Max(mx, acc[m][v]);
+      V::Store(tile_max + v * L, mx);
+    }
+  }
+#pragma GCC unroll 16
+  for (int m = 0; m < MR; ++m)
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) V::Store(c + m * ldc + v * L, acc[m][v]);
+}
+
+/// MicroGemm with a run-time row count 1..MR (tails).
+template <class V, int MR, int NV, bool kARowMajor, bool kMask, bool kMax>
+inline void MicroGemmRows(int rows, const float* a, int64_t a_stride, const float* b, int64_t ldb, int64_t kdim,
+                          float* c, int64_t ldc, bool accumulate, const int32_t* lo, const int32_t* hi, int32_t row0,
+                          float* tile_max) {
+  if (rows == MR) {
+    MicroGemm<V, MR, NV, kARowMajor, kMask, kMax>(a, a_stride, b, ldb, kdim, c, ldc, accumulate, lo, hi, row0,
+                                                   tile_max);
+  } else if constexpr (MR > 1) {
+    MicroGemmRows<V, MR - 1, NV, kARowMajor, kMask, kMax>(rows, a, a_stride, b, ldb, kdim, c, ldc, accumulate, lo, hi,
+                                                           row0, tile_max);
+  }
+}
+
+/// Everything one task needs, resolved once.
+struct BlockContext {
+  const AttentionArgs* args;
+  const FlashPlan* plan;
+  int64_t batch, head, kv_head, q_begin, rows;
+  int64_t bq;  // padded block width (ld of Qᵀ, St, Ot)
+  float* qt;
+  float* st;
+  float* ot;
+  float* max;
+  float* sum;
+  float* tile_max;
+  int32_t* lo;
+  int32_t* hi;
+};
+
+/// Q·Kᵀ of keys [j0, j0 + nk) into St with our micro-kernels; masks partial
+/// tiles and, when fuse_max, folds the tile max in the epilogue.
+template <class V, int MR, int NV>
+void TileScoresNative(const BlockContext& ctx, int64_t j0, int64_t nk, bool mask, bool fuse_max) {
+  constexpr int64_t NQ = NV * V::kLanes;
+  const AttentionArgs& a = *ctx.args;
+  const float* k0 = RowOf(a.k, ctx.batch, ctx.kv_head, j0);
+  for (int64_t c = 0; c < ctx.bq; c += NQ) {
+    for (int64_t g = 0; g < nk; g += MR) {
+      const int rows = static_cast<int>(std::min<int64_t>(MR, nk - g));
+      const float* kg = k0 + g * a.k.stride_seq;
+      float* out = ctx.st + g * ctx.bq + c;
+      const int32_t row0 = static_cast<int32_t>(j0 + g);
+      if (mask && fuse_max) {
+        MicroGemmRows<V, MR, NV, true, true, true>(rows, kg, a.k.stride_seq, ctx.qt + c, ctx.bq, a.head_dim, out,
+                                                   ctx.bq, false, ctx.lo + c, ctx.hi + c, row0, ctx.tile_max + c);
+      } else if (mask) {
+        MicroGemmRows<V, MR, NV, true, true, false>(rows, kg, a.k.stride_seq, ctx.qt + c, ctx.bq, a.head_dim, out,
+                                                    ctx.bq, false, ctx.lo + c, ctx.hi + c, row0, ctx.tile_max + c);
+      } else if (fuse_max) {
+        MicroGemmRows<V, MR, NV, true, false, true>(rows, kg, a.k.stride_seq, ctx.qt + c, ctx.bq, a.head_dim, out,
+                                                    ctx.bq, false, ctx.lo + c, ctx.hi + c, row0, ctx.tile_max + c);
+      } else {
+        MicroGemmRows<V, MR, NV, true, false, false>(rows, kg, a.k.stride_seq, ctx.qt + c, ctx.bq, a.head_dim, out,
+                                                     ctx.bq, false, ctx.lo + c, ctx.hi + c, row0, ctx.tile_max + c);
+      }
+    }
+  }
+}
+
+/// Ot += Vᵀ · Pᵀ for keys [j0, j0 + nk) with our micro-kernels.
+template <class V, int MR, int NV>
+void TileOutputNative(const BlockContext& ctx, int64_t j0, int64_t nk) {
+  constexpr int64_t NQ = NV * V::kLanes;
+  const AttentionArgs& a = *ctx.args;
+  const float* v0 = RowOf(a.v, ctx.batch, ctx.kv_head, j0);
+  for (int64_t c = 0; c < ctx.bq; c += NQ) {
+    for (int64_t d = 0; d < a.v_head_dim; d += MR) {
+      const int rows = static_cast<int>(std::min<int64_t>(MR, a.v_head_dim - d));
+      MicroGemmRows<V, MR, NV, false, false, false>(rows, v0 + d, a.v.stride_seq, ctx.st + c, ctx.bq, nk,
+                                                    ctx.ot + d * ctx.bq + c, ctx.bq, true, nullptr, nullptr, 0,
+                                                    nullptr);
+    }
+  }
+}
+
+/// Bias (scaled to log2 units), softcap, mask and tile max over St, for what
+/// the Q·Kᵀ epilogue did not do.
+template <class V>
+void TileScorePass(const BlockContext& ctx, int64_t j0, int64_t nk, bool mask) {
+  using F = typename V::F;
+  constexpr int64_t L = V::kLanes;
+  const AttentionArgs& a = *ctx.args;
+  if (a.bias.data != nullptr) {
+    const float* brow[kMaxBlockQ];
+    for (int64_t i = 0; i < ctx.rows; ++i) brow[i] = RowOf(a.bias, ctx.batch, ctx.head, ctx.q_begin + i) + j0;
+    for (int64_t j = 0; j < nk; ++j) {
+      float* s = ctx.st + j * ctx.bq;
+      for (int64_t i = 0; i < ctx.rows; ++i) s[i] += brow[i][j] * kLog2e;
+    }
+  }
+  const bool softcap = a.softcap > 0.0f;
+  const float cap = a.softcap * kLog2e;  // the cap in log2 units
+  const F inv_cap2 = V::Set1(2.0f / cap * kLog2e);
+  const F one = V::Set1(1.0f), two = V::Set1(2.0f), capv = V::Set1(cap);
+  for (int64_t j = 0; j < nk; ++j) {
+    float* s = ctx.st + j * ctx.bq;
+    for (int64_t c = 0; c < ctx.bq; c += L) {
+      F x = V::Load(s + c);
+      if (softcap) {
+        // cap * tanh(x / cap), tanh(y) = 1 - 2 / (e^{2y} + 1); -inf stays -inf.
+        const F e = V::Exp2Clamped(V::Mul(x, inv_cap2));
+        const F t = V::Sub(one, V::Div(two, V::Add(e, one)));
+        x = V::KeepNegInf(x, V::Mul(capv, t));
+      }
+      if (mask) x = V::MaskRange(x, ctx.lo + c, ctx.hi + c, static_cast<int32_t>(j0 + j));
+      V::Store(ctx.tile_max + c, V::Max(V::Load(ctx.tile_max + c), x));
+      V::Store(s + c, x);
+    }
+  }
+}
+
+/// Online softmax step after the tile max is known: new running max,
+/// rescale of the sum and Ot where the max moved, P = exp2(S - max) in place
+/// and its row sums.
+template <class V, int NV>
+void TileSoftmax(const BlockContext& ctx, int64_t nk, int64_t v_dim) {
+  using F = typename V::F;
+  constexpr int64_t L = V::kLanes;
+  constexpr int64_t NQ = NV * L;
+  for (int64_t c = 0; c < ctx.bq; c += L) {
+    const F old_max = V::Load(ctx.max + c);
+    const F new_max = V::Max(old_max, V::Load(ctx.tile_max + c));
+    if (V::AnyDifferent(old_max, new_max)) {
+      const F alpha = V::Exp2(V::Sub(old_max, V::ZeroIfNegInf(new_max)));
+      V::Store(ctx.sum + c, V::Mul(V::Load(ctx.sum + c), alpha));
+      for (int64_t d = 0; d < v_dim; ++d) {
+        float* o = ctx.ot + d * ctx.bq + c;
+        V::Store(o, V::Mul(V::Load(o), alpha));
+      }
+      V::Store(ctx.max + c, new_max);
+    }
+  }
+  for (int64_t c = 0; c < ctx.bq; c += NQ) {
+    F m[NV], sum[NV];
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) {
+      m[v] = V::ZeroIfNegInf(V::Load(ctx.max + c + v * L));
+      sum[v] = V::Zero();
+    }
+    for (int64_t j = 0; j < nk; ++j) {
+      float* s = ctx.st + j * ctx.bq + c;
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) {
+        const F p = V::Exp2(V::Sub(V::Load(s + v * L), m[v]));
+        V::Store(s + v * L, p);
+        sum[v] = V::Add(sum[v], p);
+      }
+    }
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) V::Store(ctx.sum + c + v * L, V::Add(V::Load(ctx.sum + c + v * L), sum[v]));
+  }
+}
+
+/// One task: a block of query rows of one (batch, head), over every key tile
+/// any of its rows can see. MR x NV·L is the micro-kernel's register tile.
+template <class V, int MR, int NV>
+void ProcessQueryBlock(const AttentionArgs& a, const FlashPlan& plan, const FlashTask& task, float* scratch) {
+  using F = typename V::F;
+  constexpr int64_t L = V::kLanes;
+  BlockContext ctx;
+  ctx.args = &a;
+  ctx.plan = &plan;
+  ctx.batch = task.batch;
+  ctx.head = task.head;
+  ctx.kv_head = KvHeadOf(a, task.head);
+  ctx.q_begin = task.q_begin;
+  ctx.rows = task.q_end - task.q_begin;
+  ctx.bq = plan.block_q;
+  ctx.qt = scratch + plan.qt_offset;
+  ctx.st = scratch + plan.st_offset;
+  ctx.ot = scratch + plan.ot_offset;
+  ctx.max = scratch + plan.max_offset;
+  ctx.sum = scratch + plan.sum_offset;
+  ctx.tile_max = scratch + plan.tile_max_offset;
+  ctx.lo = reinterpret_cast<int32_t*>(scratch + plan.lo_offset);
+  ctx.hi = reinterpret_cast<int32_t*>(scratch + plan.hi_offset);
+  const int64_t bq = ctx.bq, rows = ctx.rows, dim = a.head_dim, v_dim = a.v_head_dim;
+
+  // Scaled Qᵀ (padding lanes 0) and each row's visible key range.
+  std::memset(ctx.qt, 0, sizeof(float) * dim * bq);
+  int64_t k_first = a.kv_len, k_last = 0;
+  for (int64_t i = 0; i < bq; ++i) {
+    ctx.lo[i] = ctx.hi[i] = 0;
+    if (i >= rows) continue;
+    const float* q = RowOf(a.q, ctx.batch, ctx.head, ctx.q_begin + i);
+    for (int64_t d = 0; d < dim; ++d) ctx.qt[d * bq + i] = q[d] * plan.log2_scale;
+    const KeyRange keys = VisibleKeys(a, ctx.batch, ctx.q_begin + i);
+    if (keys.empty()) continue;
+    ctx.lo[i] = static_cast<int32_t>(keys.begin);
+    ctx.hi[i] = static_cast<int32_t>(keys.end);
+    k_first = std::min(k_first, keys.begin);
+    k_last = std::max(k_last, keys.end);
+  }
+  for (int64_t i = 0; i < bq; i += L) {
+    V::Store(ctx.max + i, V::Set1(kNegInf));
+    V::Store(ctx.sum + i, V::Zero());
+  }
+  std::memset(ctx.ot, 0, sizeof(float) * v_dim * bq);
+
+  const bool native = plan.gemm == FlashGemm::kNative;
+  const bool score_pass = a.bias.data != nullptr || a.softcap > 0.0f;
+  for (int64_t j0 = k_first; j0 < k_last; j0 += plan.block_k) {
+    const int64_t nk = std::min(plan.block_k, k_last - j0);
+    bool full = true;  // every row sees every key of the tile: no masking
+    for (int64_t i = 0; i < rows && full; ++i) full = ctx.lo[i] <= j0 && ctx.hi[i] >= j0 + nk;
+    for (int64_t i = 0; i < bq; i += L) V::Store(ctx.tile_max + i, V::Set1(kNegInf));
+
+    if (native) {
+      TileScoresNative<V, MR, NV>(ctx, j0, nk, !full, !score_pass);
+      if (score_pass) TileScorePass<V>(ctx, j0, nk, false);
+    } else {
+      dnnl_sgemm('N', 'N', nk, bq, dim, 1.0f, RowOf(a.k, ctx.batch, ctx.kv_head, j0), a.k.stride_seq, ctx.qt, bq,
+                 0.0f, ctx.st, bq);
+      TileScorePass<V>(ctx, j0, nk, !full);
+    }
+    TileSoftmax<V, NV>(ctx, nk, v_dim);
+    if (native) {
+      TileOutputNative<V, MR, NV>(ctx, j0, nk);
+    } else {
+      dnnl_sgemm('T', 'N', v_dim, bq, nk, 1.0f, RowOf(a.v, ctx.batch, ctx.kv_head, j0), a.v.stride_seq, ctx.st, bq,
+                 1.0f, ctx.ot, bq);
+    }
+  }
+
+  for (int64_t i = 0; i < rows; ++i) {
+    const float l = ctx.sum[i];
+    const float inv = l > 0.0f ? 1.0f / l : 0.0f;
+    float* y = OutputRow(a, ctx.batch, ctx.head, ctx.q_begin + i);
+    for (int64_t d = 0; d < v_dim; ++d) y[d] = ctx.ot[d * bq + i] * inv;
+  }
+  (void)sizeof(F);
+}
+
+}  // namespace attune::attention::flash_detail

@@ -1,0 +1,158 @@
+// Every attention implementation this CPU can run (each ISA variant of the
+// flash kernels, with our micro-kernels and with oneDNN sgemm tiles, each
+// query-block size and the decode path, and the oneDNN primitive path)
+// against the reference, over the cases of attention_cases.h.
+//
+// Tolerance: max abs error 1e-4 (outputs are O(1)). Measured max abs errors
+// are printed per test (grep "max_abs_err") and summarised in
+// ops/attention/kernels/README.md.
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "ops/attention/kernels/attention_args.h"
+#include "ops/attention/kernels/attention_reference.h"
+#include "ops/attention/kernels/flash_attention.h"
+#include "ops/common/cpu_features.h"
+#include "tests/attention_kernels/attention_cases.h"
+
+namespace attune::attention::testing {
+namespace {
+
+constexpr double kTolerance = 1e-4;
+
+enum class Path { kFlash, kOneDnnPrimitives };
+
+struct Variant {
+  std::string name;
+  Path path = Path::kFlash;
+  Isa isa = Isa::kGeneric;
+  FlashGemm gemm = FlashGemm::kNative;
+  FlashOverrides overrides;
+  bool runs_heavy = false;  // also on the long-sequence cases
+  int threads = 2;
+};
+
+std::vector<Variant> AllVariants() {
+  std::vector<Variant> variants;
+  for (Isa isa : {Isa::kGeneric, Isa::kAvx2, Isa::kAvx512}) {
+    const std::string prefix = IsaName(isa);
+    Variant v;
+    v.isa = isa;
+    v.name = prefix + "_auto";
+    v.runs_heavy = true;
+    variants.push_back(v);
+    v.runs_heavy = false;
+    v.threads = 1;
+    v.name = prefix + "_auto_1thread";
+    variants.push_back(v);
+    v.threads = 2;
+    for (int64_t bq : {16, 32, 64}) {
+      v.name = prefix + "_bq" + std::to_string(bq);
+      v.overrides = FlashOverrides{};
+      v.overrides.block_q = bq;
+      v.overrides.block_k = bq == 32 ? 96 : 48;  // many key tiles, tails, partial tiles
+      v.overrides.path = FlashOverrides::Path::kQueryBlocks;
+      variants.push_back(v);
+    }
+    v.overrides = FlashOverrides{};
+    v.overrides.path = FlashOverrides::Path::kDecode;
+    v.name = prefix + "_decode";
+    variants.push_back(v);
+    v.overrides = FlashOverrides{};
+    v.overrides.path = FlashOverrides::Path::kQueryBlocks;
+    v.gemm = FlashGemm::kOneDnn;
+    v.name = prefix + "_sgemm";
+    v.runs_heavy = isa != Isa::kGeneric;
+    variants.push_back(v);
+    v.runs_heavy = false;
+    v.overrides.block_q = 16;
+    v.name = prefix + "_sgemm_bq16";
+    variants.push_back(v);
+  }
+  Variant onednn;
+  onednn.name = "onednn";
+  onednn.path = Path::kOneDnnPrimitives;
+  onednn.runs_heavy = true;
+  variants.push_back(onednn);
+  return variants;
+}
+
+const std::vector<Variant>& Variants() {
+  static const std::vector<Variant> v = AllVariants();
+  return v;
+}
+const std::vector<AttentionCase>& Cases() {
+  static const std::vector<AttentionCase> c = AllAttentionCases();
+  return c;
+}
+
+/// The reference output of case `index`, computed once.
+const std::vector<float>& ReferenceOutput(int index) {
+  static std::mutex mu;
+  static std::map<int, std::vector<float>> cache;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = cache.find(index);
+  if (it != cache.end()) return it->second;
+  BuiltCase built = BuildCase(Cases()[index], 1000u + index, 2);
+  RunAttentionReference(built.args);
+  return cache[index] = built.problem->y_buffer();
+}
+
+class AttentionSweep : public ::testing::TestWithParam<std::tuple<int, int>> {};
+
+TEST_P(AttentionSweep, MatchesReference) {
+  const Variant& variant = Variants()[std::get<0>(GetParam())];
+  const int case_index = std::get<1>(GetParam());
+  const AttentionCase& c = Cases()[case_index];
+  if (c.heavy && !variant.runs_heavy) GTEST_SKIP() << "long case: default configurations only";
+  // The portable variant runs T = 1000 but not the 4096 case (seconds there).
+  if (c.shape.q_len > 1000 && variant.path == Path::kFlash && variant.isa == Isa::kGeneric) GTEST_SKIP();
+  if (variant.path == Path::kFlash && !IsaSupported(variant.isa)) GTEST_SKIP() << "CPU lacks " << IsaName(variant.isa);
+
+  BuiltCase built = BuildCase(c, 1000u + case_index, variant.threads);
+  absl::Status status;
+  if (variant.path == Path::kFlash) {
+    SetForcedIsa(variant.isa);
+    SetFlashOverrides(variant.overrides);
+    ASSERT_TRUE(ValidateAttentionArgs(built.args).ok());
+    status = RunFlashAttention(built.args, variant.gemm);
+    SetFlashOverrides(FlashOverrides{});
+    SetForcedIsa(std::nullopt);
+  } else {
+    status = RunAttention(built.args, AttentionBackend::kOneDnn);
+  }
+  ASSERT_TRUE(status.ok()) << status;
+
+  const std::vector<float>& expected = ReferenceOutput(case_index);
+  const std::vector<float>& actual = built.problem->y_buffer();
+  ASSERT_EQ(expected.size(), actual.size());
+  double max_err = 0.0;
+  size_t worst = 0;
+  for (size_t i = 0; i < expected.size(); ++i) {
+    const double err = std::fabs(static_cast<double>(actual[i]) - expected[i]);
+    if (!(err <= max_err)) {  // NaN counts as worst
+      max_err = std::isnan(err) ? INFINITY : err;
+      worst = i;
+    }
+  }
+  std::printf("max_abs_err %-22s %-34s %.3g\n", variant.name.c_str(), c.name.c_str(), max_err);
+  EXPECT_LE(max_err, kTolerance) << "at flat index " << worst << ": expected " << expected[worst] << ", got "
+                                 << actual[worst];
+}
+
+std::string Name(const ::testing::TestParamInfo<std::tuple<int, int>>& info) {
+  return Variants()[std::get<0>(info.param)].name + "__" + Cases()[std::get<1>(info.param)].name;
+}
+
+INSTANTIATE_TEST_SUITE_P(AllPaths, AttentionSweep,
+                         ::testing::Combine(::testing::Range(0, static_cast<int>(Variants().size())),
+                                            ::testing::Range(0, static_cast<int>(Cases().size()))),
+                         Name);
+
+}  // namespace
+}  // namespace attune::attention::testing
