@@ -100,7 +100,8 @@ std::string AttentionVariant::Name() const {
 
 std::vector<AttentionVariant> AllAttentionVariants() {
   std::vector<AttentionVariant> out;
-  const ScalePlace scales[] = {ScalePlace::kScores, ScalePlace::kQuery, ScalePlace::kQueryAndKey, ScalePlace::kNone};
+  // The scale on Q and K before the one on Q alone: the longer match explains more.
+  const ScalePlace scales[] = {ScalePlace::kScores, ScalePlace::kQueryAndKey, ScalePlace::kQuery, ScalePlace::kNone};
   const MaskForm masks[] = {MaskForm::kWhere, MaskForm::kAdd, MaskForm::kNone};
   for (bool softcap : {false, true}) {
     for (ScalePlace s : scales) {

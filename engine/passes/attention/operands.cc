@@ -44,10 +44,9 @@ std::optional<std::pair<int64_t, int64_t>> PlainHeadSplit(const Node& reshape) {
   if (RankOf(out) == 4) {
     auto h = KnownValue(DimOf(out, 2));
     auto d = KnownValue(DimOf(out, 3));
-    if (h && d && KnownEqual(DimOf(out, 0), DimOf(in, 0)) && KnownEqual(DimOf(out, 1), DimOf(in, 1))) {
-      auto c = KnownValue(DimOf(in, 2));
-      if (!c || *c == *h * *d) return std::make_pair(*h, *d);
-    }
+    // Same batch and C = H·D: the element count then forces the same T too.
+    auto c = KnownValue(DimOf(in, 2));
+    if (h && d && c && *c == *h * *d && KnownEqual(DimOf(out, 0), DimOf(in, 0))) return std::make_pair(*h, *d);
   }
   auto target = ReshapeTarget(reshape);
   if (!target || target->size() != 4) return std::nullopt;
@@ -280,8 +279,9 @@ std::optional<HeadMerge> FindHeadMerge(const Value* y4, int64_t heads, int64_t v
   const int64_t hidden = heads * v_head_dim;
   bool ok = false;
   if (RankOf(out) == 3 && RankOf(y4) == 4) {
-    ok = KnownEqual(DimOf(out, 0), DimOf(y4, 0)) && KnownEqual(DimOf(out, 1), DimOf(y4, 2)) &&
-         KnownValue(DimOf(out, 2)) == std::optional<int64_t>(hidden);
+    // Same batch and H·Dv: the element count then forces the same T too.
+    ok = KnownEqual(DimOf(out, 0), DimOf(y4, 0)) && KnownValue(DimOf(out, 2)) == std::optional<int64_t>(hidden) &&
+         KnownValue(DimOf(y4, 1)).value_or(heads) == heads && KnownValue(DimOf(y4, 3)).value_or(v_head_dim) == v_head_dim;
   }
   if (!ok) {
     auto target = ReshapeTarget(*r);
