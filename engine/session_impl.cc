@@ -1,6 +1,9 @@
 #include "engine/session_impl.h"
 
+#include <algorithm>
+
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "engine/common/log.h"
@@ -34,6 +37,25 @@ AttentionBackend ToBackend(AttentionBackendOption option) {
   }
 }
 
+ModelSummary Summarize(const Graph& graph) {
+  ModelSummary summary;
+  summary.producer = graph.producer_version.empty() ? graph.producer_name
+                                                    : absl::StrCat(graph.producer_name, " ", graph.producer_version);
+  summary.ir_version = graph.ir_version;
+  summary.opsets = graph.opsets();
+  summary.num_nodes = graph.num_nodes();
+  absl::flat_hash_set<const Value*> seen;
+  for (const Node* node : graph.nodes()) {
+    for (const Value* in : node->inputs()) {
+      if (in == nullptr || !in->is_constant() || !seen.insert(in).second) continue;
+      ++summary.num_initializers;
+      summary.num_parameters += in->constant()->num_elements();
+      summary.parameter_bytes += static_cast<int64_t>(in->constant()->byte_size());
+    }
+  }
+  return summary;
+}
+
 }  // namespace
 
 ExecOptions ToExecOptions(const SessionOptions& options) {
@@ -54,6 +76,7 @@ absl::StatusOr<std::unique_ptr<SessionImpl>> SessionImpl::Create(std::unique_ptr
   impl->graph_ = std::move(graph);
   const ExecOptions exec = ToExecOptions(options);
 
+  impl->summary_ = Summarize(*impl->graph_);
   impl->report_.ops_before = OpHistogram(*impl->graph_);
   std::unique_ptr<PassManager> pipeline = DefaultPipeline(options.fuse);
   for (const std::string& name : options.disabled_passes) RETURN_IF_ERROR(pipeline->Disable(name));

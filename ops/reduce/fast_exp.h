@@ -9,6 +9,9 @@
 #include <limits>
 
 namespace attune::reduce {
+// Internal linkage on purpose: this header is compiled once per ISA
+// (softmax_row_*.cc), and each copy must stay in its own object.
+namespace {
 
 inline float FastExp(float x) {
   constexpr float kLog2e = 1.44269504088896341f;
@@ -37,4 +40,5 @@ inline float FastExp(float x) {
   return x != x ? x : y;  // NaN in, NaN out
 }
 
+}  // namespace
 }  // namespace attune::reduce

@@ -134,8 +134,11 @@ void FoldAll(const ReducePlan& p, const T* x, typename Numeric<T>::Acc* out,
     for (int64_t j = 0; j < len; ++j) acc[j] = O::Init();
     for (int64_t r = 0; r < p.red_count; ++r) {
       const T* row = x + base + reduce::RunOffset(r, p.red_sizes, p.red_strides);
-      for (int64_t j = 0; j < len; ++j)
-        acc[j] = O::Combine(acc[j], O::Map(Numeric<T>::Load(row[j]), s ? s[j] : A(0)));
+      if (s != nullptr) {
+        for (int64_t j = 0; j < len; ++j) acc[j] = O::Combine(acc[j], O::Map(Numeric<T>::Load(row[j]), s[j]));
+      } else {
+        for (int64_t j = 0; j < len; ++j) acc[j] = O::Combine(acc[j], O::Map(Numeric<T>::Load(row[j]), A(0)));
+      }
     }
   }
 }

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "engine/common/status_macros.h"
 #include "ops/reduce/fast_exp.h"
+#include "ops/reduce/softmax_row.h"
 #include "ops/reduce/numeric.h"
 #include "ops/reduce/reduce_kernels.h"
 #include "ops/shape/axis_util.h"
@@ -20,8 +21,14 @@ inline float Exp(float x) { return reduce::FastExp(x); }
 inline double Exp(double x) { return std::exp(x); }
 
 // One contiguous row: max, exp(x - max) and its sum, then scale or subtract the log.
+// float rows go to the per-ISA kernel; this generic version serves double.
 template <typename C>
 void SoftmaxRow(const C* x, C* y, int64_t n, bool log) {
+  if constexpr (std::is_same_v<C, float>) {
+    static const reduce::SoftmaxRowFn row = reduce::SelectedSoftmaxRow();
+    row(x, y, n, log);
+    return;
+  }
   constexpr int kLanes = 16;
   C part[kLanes];
   std::fill_n(part, kLanes, -std::numeric_limits<C>::infinity());

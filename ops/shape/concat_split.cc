@@ -105,6 +105,14 @@ absl::Status SplitRun(KernelContext& ctx, int64_t axis_attr, const std::optional
   ASSIGN_OR_RETURN(const int64_t axis, NormalizeAxis(axis_attr, rank, "Split"));
   ASSIGN_OR_RETURN(std::vector<int64_t> sizes,
                    SplitSizes(input->shape()[axis], ctx.num_outputs(), split, num_outputs_attr));
+  if (input->num_elements() == 0) {  // only shapes to produce; the products below could overflow
+    for (int i = 0; i < ctx.num_outputs(); ++i) {
+      std::vector<int64_t> shape = input->shape();
+      shape[axis] = sizes[i];
+      if (ctx.output_wanted(i)) RETURN_IF_ERROR(ctx.AllocateOutput(i, input->type(), shape).status());
+    }
+    return absl::OkStatus();
+  }
   const size_t elem = ElementSize(input->type());
   const int64_t outer = DimProduct(input->shape(), 0, axis);
   const int64_t inner_bytes = DimProduct(input->shape(), axis + 1, rank) * static_cast<int64_t>(elem);
