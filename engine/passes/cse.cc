@@ -1,6 +1,9 @@
 // Common-subexpression elimination: small constants with the same contents
 // merge, then nodes with the same op, domain, attributes and inputs merge
-// (exporters repeat Shape -> Gather -> Unsqueeze chains for every use).
+// (exporters repeat Shape -> Gather -> Unsqueeze chains for every use), then
+// small integer tensors the shape analysis proves equal merge even when they
+// are computed from different tensors (seq read from input_ids in one place
+// and from a hidden state in another).
 #include <variant>
 
 #include "absl/container/flat_hash_map.h"
@@ -10,6 +13,7 @@
 #include "engine/passes/graph_edits.h"
 #include "engine/passes/passes.h"
 #include "engine/passes/shape_analysis.h"
+#include "engine/passes/symbolic_dim.h"
 
 namespace attune {
 namespace {
@@ -66,28 +70,79 @@ class CommonSubexpressionPass final : public Pass {
     for (Node* node : order) {
       if (IsNondeterministic(*node)) continue;
       std::vector<Node*>& candidates = seen[NodeKey(*node)];
-      Node* twin = nullptr;
-      for (Node* c : candidates)
-        if (SameAttributes(c->attributes(), node->attributes()) && Mergeable(*c, *node)) twin = c;
-      if (twin == nullptr) {
-        candidates.push_back(node);
-        continue;
+      bool merged = false;
+      for (Node*& c : candidates) {
+        if (!SameAttributes(c->attributes(), node->attributes())) continue;
+        if (Mergeable(*c, *node)) {
+          RETURN_IF_ERROR(Merge(graph, node, c));
+        } else if (Mergeable(*node, *c)) {
+          // The earlier twin is the one whose outputs are anonymous: keep the
+          // graph output's node instead. Both read the same inputs, so the
+          // earlier one's readers can read the later one without a cycle.
+          RETURN_IF_ERROR(Merge(graph, c, node));
+          c = node;
+        } else {
+          continue;
+        }
+        merged = true;
+        break;
       }
-      for (int o = 0; o < node->num_outputs(); ++o) {
-        Value* dup = node->output(o);
-        if (dup == nullptr) continue;
-        Value* keep = twin->output(o);
-        if (keep->type() == ElementType::kUndefined) keep->set_type(dup->type());
-        keep->set_shape(MergeShapes(keep->shape(), dup->shape()));
-        graph.ReplaceAllUsesWith(dup, keep);
-      }
-      RETURN_IF_ERROR(graph.RemoveNode(node));
-      changed = true;
+      if (!merged) candidates.push_back(node);
+      changed |= merged;
     }
+    ASSIGN_OR_RETURN(bool merged_values, MergeEqualShapeValues(graph));
+    changed |= merged_values;
     return changed;
   }
 
  private:
+  // Values whose tracked contents are the same symbolic dims: every reader of
+  // a later one (in topological order) reads the earlier one instead, which
+  // cannot form a cycle since the earlier one does not depend on the later's readers.
+  static absl::StatusOr<bool> MergeEqualShapeValues(Graph& graph) {
+    ASSIGN_OR_RETURN(ShapeAnalysis analysis, ShapeAnalysis::Run(graph));
+    ASSIGN_OR_RETURN(std::vector<Node*> order, graph.TopologicalOrder());
+    absl::flat_hash_map<std::string, Value*> first;
+    bool changed = false;
+    for (Node* node : order) {
+      for (Value* out : node->outputs()) {
+        if (out == nullptr || out->uses().empty()) continue;
+        auto key = ContentKey(analysis.facts(out));
+        if (!key) continue;
+        auto [it, inserted] = first.try_emplace(*key, out);
+        if (inserted || it->second == out || out->is_graph_output()) continue;
+        graph.ReplaceAllUsesWith(out, it->second);
+        changed = true;
+      }
+    }
+    return changed;
+  }
+
+  // "type/shape/elements" when every element is a number or a symbol.
+  static std::optional<std::string> ContentKey(const ValueFacts& f) {
+    if (!f.data || !f.shape) return std::nullopt;
+    std::string key = absl::StrCat(static_cast<int>(f.type), "/", SymbolicShapeToString(*f.shape), "/");
+    for (const Dim& d : *f.data) {
+      auto e = DimExpr::FromDim(d);
+      if (!e) return std::nullopt;
+      absl::StrAppend(&key, e->ToString(), ",");
+    }
+    return key;
+  }
+
+  // Points every reader of `dup`'s outputs at `keep`'s and removes `dup`.
+  static absl::Status Merge(Graph& graph, Node* dup, Node* keep) {
+    for (int o = 0; o < dup->num_outputs(); ++o) {
+      Value* from = dup->output(o);
+      if (from == nullptr) continue;
+      Value* to = keep->output(o);
+      if (to->type() == ElementType::kUndefined) to->set_type(from->type());
+      to->set_shape(MergeShapes(to->shape(), from->shape()));
+      graph.ReplaceAllUsesWith(from, to);
+    }
+    return graph.RemoveNode(dup);
+  }
+
   // `dup` can be replaced by `keep`: every output `dup` has, `keep` has too,
   // and no output of `dup` is a graph output (its name would be lost).
   static bool Mergeable(const Node& keep, const Node& dup) {

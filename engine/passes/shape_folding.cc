@@ -35,44 +35,33 @@ std::optional<Tensor> KnownData(const ValueFacts& f) {
 
 // A constant Reshape target equivalent to the symbolic `target` for an input
 // of shape `in`: symbolic entries equal to the input dim at the same position
-// become 0 (copy), at most one other symbolic entry becomes -1 when the
-// element counts provably match.
+// become 0 (copy); at most one other entry (symbolic or unknown) becomes -1.
+// Equivalence holds for every run in which the original Reshape succeeds:
+// then the element counts match, so -1 resolves to exactly that entry (the
+// standard all shape reasoning here uses; only a run that fails with the
+// original target can behave differently).
 std::optional<std::vector<int64_t>> CanonicalReshapeTarget(const std::vector<Dim>& target,
                                                            const std::optional<SymbolicShape>& in) {
   std::vector<int64_t> result;
-  std::vector<Dim> out_dims;  // the output shape the original target produces
   int infer_at = -1;
-  bool infer_is_new = false;
   for (size_t i = 0; i < target.size(); ++i) {
     const Dim& t = target[i];
     if (t.is_known()) {
+      if (t.value() < -1) return std::nullopt;
       if (t.value() == -1) {
         if (infer_at >= 0) return std::nullopt;
         infer_at = static_cast<int>(i);
       }
-      if (t.value() < -1) return std::nullopt;
       result.push_back(t.value());
-      out_dims.push_back(t.value() == 0 && in && i < in->size() ? (*in)[i] : t);
       continue;
     }
-    if (t.is_unknown()) return std::nullopt;
-    if (in && i < in->size() && DimsEqual(t, (*in)[i])) {
+    if (!t.is_unknown() && in && i < in->size() && DimsEqual(t, (*in)[i])) {
       result.push_back(0);
-      out_dims.push_back(t);
       continue;
     }
     if (infer_at >= 0) return std::nullopt;
     infer_at = static_cast<int>(i);
-    infer_is_new = true;
     result.push_back(-1);
-    out_dims.push_back(t);
-  }
-  if (infer_is_new) {
-    // -1 must reproduce the symbolic entry: total elements / the others == it.
-    if (!in) return std::nullopt;
-    const Dim total = DimProduct(*in);
-    const Dim produced = DimProduct(out_dims);
-    if (total.is_unknown() || !DimsEqual(total, produced)) return std::nullopt;
   }
   return result;
 }

@@ -255,6 +255,46 @@ Dim DimSub(const Dim& a, const Dim& b) { return Combine(a, b, DimExpr::Sub); }
 Dim DimMul(const Dim& a, const Dim& b) { return Combine(a, b, DimExpr::Mul); }
 Dim DimDivExact(const Dim& a, const Dim& b) { return Combine(a, b, DimExpr::DivExact); }
 
+Dim DimMin(const Dim& a, const Dim& b) {
+  if (a.is_unknown() || b.is_unknown()) return Dim();
+  if (a.is_known() && b.is_known()) return Dim::Known(std::min(a.value(), b.value()));
+  if (DimsEqual(a, b)) return a;
+  std::string x = DimExpr::FromDim(a)->ToString(), y = DimExpr::FromDim(b)->ToString();
+  if (y < x) std::swap(x, y);
+  return Dim::Symbol(absl::StrCat("min(", x, ",", y, ")"));
+}
+
+namespace {
+
+// The two arguments of a "min(x,y)" symbol.
+std::optional<std::pair<std::string, std::string>> MinArguments(const Dim& d) {
+  if (!d.is_symbol()) return std::nullopt;
+  const std::string& s = d.symbol();
+  if (s.size() < 6 || s.compare(0, 4, "min(") != 0 || s.back() != ')') return std::nullopt;
+  int depth = 0;
+  for (size_t i = 4; i + 1 < s.size(); ++i) {
+    if (s[i] == '(') ++depth;
+    if (s[i] == ')') --depth;
+    if (s[i] == ',' && depth == 0) return std::make_pair(s.substr(4, i - 4), s.substr(i + 1, s.size() - i - 2));
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+bool BroadcastsInto(const Dim& a, const Dim& b) {
+  if (DimsEqual(a, b)) return true;
+  auto args = MinArguments(a);
+  if (!args) return false;
+  // a = min(b, C) <= b, and a = 0 only when b = 0 (C >= 1): so a is 1 or b
+  // in any valid broadcast, and the result is b.
+  auto is_b_and_number = [&](const std::string& x, const std::string& y) {
+    auto c = DimExpr::FromDim(Dim::Symbol(y));
+    return DimsEqual(Dim::Symbol(x), b) && c && c->is_constant() && c->constant_value() >= 1;
+  };
+  return is_b_and_number(args->first, args->second) || is_b_and_number(args->second, args->first);
+}
+
 Dim DimProduct(const std::vector<Dim>& dims) {
   std::optional<DimExpr> acc = DimExpr::Constant(1);
   for (const Dim& d : dims) {

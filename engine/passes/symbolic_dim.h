@@ -59,5 +59,13 @@ Dim DimSub(const Dim& a, const Dim& b);
 Dim DimMul(const Dim& a, const Dim& b);
 /// a / b when provably exact, else unknown.
 Dim DimDivExact(const Dim& a, const Dim& b);
+/// min(a, b): a number when both are, `a` when they are equal, else the
+/// opaque symbol "min(x,y)" (arguments in a canonical order), so that the
+/// same minimum computed twice is the same symbol.
+Dim DimMin(const Dim& a, const Dim& b);
+/// True when, in any run where `a` and `b` broadcast against each other, the
+/// result is `b`: a == b, or a is min(b, C) with C a number >= 1 (a slice of
+/// a constant buffer by a length, as in mask[:T, :T] against T).
+bool BroadcastsInto(const Dim& a, const Dim& b);
 
 }  // namespace attune

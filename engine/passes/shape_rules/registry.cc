@@ -44,7 +44,11 @@ absl::StatusOr<SymbolicShape> BroadcastShapes(const std::vector<SymbolicShape>& 
         acc = d;
         continue;
       }
-      if (DimsEqual(acc, d)) continue;
+      if (BroadcastsInto(d, acc)) continue;
+      if (BroadcastsInto(acc, d)) {
+        acc = d;
+        continue;
+      }
       if (acc.is_known() && d.is_known())
         return absl::InvalidArgumentError(absl::StrCat(ctx.node().Describe(), ": shapes ",
                                                        SymbolicShapeToString(s), " do not broadcast (", acc.value(),

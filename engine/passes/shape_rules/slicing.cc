@@ -179,11 +179,15 @@ Dim SymbolicSliceLength(const Dim& dim, const Dim& start, const Dim& end) {
   };
   const Dim s = resolve(start, false);
   Dim e = resolve(end, true);
-  // The end is clamped to the dim: provable only when it is the dim itself
-  // or both are numbers.
+  // The end is clamped to the dim.
   if (!DimsEqual(e, dim)) {
-    if (e.is_known() && dim.is_known()) e = Dim::Known(std::min(e.value(), dim.value()));
-    else return Dim();
+    if (e.is_known() && dim.is_known()) {
+      e = Dim::Known(std::min(e.value(), dim.value()));
+    } else if (s.is_known() && s.value() == 0) {
+      return DimMin(e, dim);  // x[:n]: min(n, dim), e.g. mask[:T] of a buffer
+    } else {
+      return Dim();
+    }
   }
   auto len = DimExpr::FromDim(DimSub(e, s));
   if (!len || !len->IsNonNegative()) return Dim();
