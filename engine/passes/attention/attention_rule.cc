@@ -147,6 +147,7 @@ std::variant<MaskDecision, Reason> DecideMask(const Graph& graph, const pattern:
   } else {
     auto proof = ProveCausalMask(graph, request, *ctx.registry, ctx.exec_options);
     if (proof.ok()) {
+      if (proof->open) return d;  // hides nothing: no mask at all
       d.kind = proof->window > 0 ? "window" : "causal";
       d.window = proof->window;
       return d;
@@ -287,6 +288,7 @@ std::variant<AttentionRewrite, std::string> CheckAttention(const Graph& graph, c
   }
   while (!fused.inputs.empty() && fused.inputs.back().empty()) fused.inputs.pop_back();
   rw.fused_output_key = "y";
+  rw.output_type = replaced->type();
   fused.outputs.push_back(rw.plan.AddValue("y", replaced->name() + "/fused", replaced->type(), replaced->shape()));
   rw.plan.replace.emplace_back(replaced->name(), "$y");
   if (has_past) {

@@ -25,6 +25,8 @@ struct AttentionRewrite {
   std::optional<std::string> not_causal_reason;
   /// The key of the fused node's output Y in `plan` and the value it replaces.
   std::string fused_output_key;
+  /// Element type of the fused output (verify mode's tolerance depends on it).
+  ElementType output_type = ElementType::kUndefined;
 };
 
 /// The rewrite for a match of `variant`, or the reason it must not be fused.

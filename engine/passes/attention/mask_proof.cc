@@ -229,13 +229,18 @@ absl::StatusOr<ProvenMask> ProveCausalMask(const Graph& graph, const MaskProofRe
   }
   if (evaluated.empty()) return NotCausal("mask cannot be probed: no probe size has as many keys as queries");
 
+  const int probes_run = static_cast<int>(evaluated.size());
+  bool all_open = true;
+  for (const Evaluated& e : evaluated)
+    for (bool b : e.blocked) all_open = all_open && !b;
+  if (all_open) return ProvenMask{true, 0, probes_run};
   auto causal = FirstMismatch(evaluated, 0);
-  if (!causal) return ProvenMask{0, static_cast<int>(evaluated.size())};
+  if (!causal) return ProvenMask{false, 0, probes_run};
   // A key hidden that causal attention would show: perhaps a sliding window,
   // whose width that row tells.
   if (causal->actual_blocked) {
     const int64_t window = WindowOfRow(*causal->probe, causal->row);
-    if (window > 0 && !FirstMismatch(evaluated, window)) return ProvenMask{window, static_cast<int>(evaluated.size())};
+    if (window > 0 && !FirstMismatch(evaluated, window)) return ProvenMask{false, window, probes_run};
   }
   return NotCausal(absl::StrCat("mask differs from causal at ", causal->probe->probe.Label(), " row ", causal->row,
                                 " col ", causal->col, causal->actual_blocked ? " (hidden, causal shows it)"

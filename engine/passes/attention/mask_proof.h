@@ -30,11 +30,13 @@ struct MaskProofRequest {
 };
 
 struct ProvenMask {
+  /// Every entry open at every probe: the mask hides nothing and can be dropped.
+  bool open = false;
   int64_t window = 0;  // 0: plain causal; W: a query also does not see keys W or more before it
   int probes = 0;      // how many probe sizes were evaluated
 };
 
-/// ProvenMask, or FailedPrecondition whose message is the first failing check
+/// ProvenMask (causal, windowed or fully open), or FailedPrecondition whose message is the first failing check
 /// ("mask depends on input values ('x')", "mask differs from causal at T=16 row 9 col 3", ...).
 absl::StatusOr<ProvenMask> ProveCausalMask(const Graph& graph, const MaskProofRequest& request,
                                            const KernelRegistry& registry, const ExecOptions& options);
