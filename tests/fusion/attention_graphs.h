@@ -26,6 +26,7 @@ struct AttentionGraphSpec {
     kFlippedBuffer,    // triu(1) with one entry flipped beyond row 7
     kPaddingInput,     // causal OR a bool padding input
     kZeroBias,         // Add of an all-zero bias computed from shapes
+    kCausalExceptT11,  // causal, but anti-causal when T = 11 (no probe size): only verify mode sees it
   };
   enum class Repeat { kExpand, kTileGrouped, kTileFlat };
 
@@ -240,6 +241,15 @@ inline std::unique_ptr<Graph> BuildAttentionGraph(const AttentionGraphSpec& s) {
         zero.Set("value", *Tensor::FromVector<float>({1}, {0.0f}));
         Value* bias = b.Node("ConstantOfShape", {b.Node("Concat", {t1, t1}, Attrs({{"axis", int64_t{0}}}))}, zero);
         return b.Node("Add", {t, bias}, {}, "mask");
+      }
+      case Mask::kCausalExceptT11: {
+        Attributes one;
+        one.Set("value", *Tensor::FromVector<float>({1}, {1.0f}));
+        Value* ones = b.Node("ConstantOfShape", {b.Node("Concat", {t1, t1}, Attrs({{"axis", int64_t{0}}}))}, one);
+        Value* hidden = b.Node("Equal", {b.Node("Trilu", {ones}, Attrs({{"upper", int64_t{0}}})), d::Scalar(b, "zero_f", 0.0f)});
+        Value* anti = b.Node("Equal", {b.Node("Trilu", {ones}, Attrs({{"upper", int64_t{1}}})), d::Scalar(b, "zero_f", 0.0f)});
+        Value* is_11 = b.Node("Equal", {t_scalar, b.Constant("eleven", ScalarOf<int64_t>(11))});
+        return b.Node("Where", {b.Node("Where", {is_11, anti, hidden}), fill, t}, {}, "mask");
       }
       case Mask::kPaddingInput: {
         Value* causal = slice_buffer(d::BoolMatrix(L, causal_hidden));

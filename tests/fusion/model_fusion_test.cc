@@ -177,22 +177,3 @@ INSTANTIATE_TEST_SUITE_P(Models, ModelFusionTest, ::testing::ValuesIn(ModelDirs(
 
 }  // namespace
 }  // namespace attune
-
-namespace attune {
-namespace {
-TEST(ModelFusionDebug, DumpUnfused) {
-  const char* model = std::getenv("ATTUNE_DUMP_MODEL");
-  if (model == nullptr) GTEST_SKIP();
-  Optimised g = Optimise(fs::path(testing::SourceDir()) / "models" / model, false);
-  auto order = g.graph->TopologicalOrder();
-  for (const Node* n : *order) {
-    std::cout << n->op_type() << " '" << n->name() << "' " << n->attributes().ToString() << "\n";
-    for (const Value* v : n->inputs())
-      if (v) std::cout << "    in  " << v->name() << " " << (v->shape() ? SymbolicShapeToString(*v->shape()) : "?")
-                       << (v->is_constant() ? " const " + v->constant()->DebugString() : "") << "\n";
-    for (const Value* v : n->outputs())
-      if (v) std::cout << "    out " << v->name() << " " << (v->shape() ? SymbolicShapeToString(*v->shape()) : "?") << "\n";
-  }
-}
-}  // namespace
-}  // namespace attune

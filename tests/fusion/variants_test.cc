@@ -193,6 +193,37 @@ TEST_P(VariantTest, FusedMatchesUnfused) {
 INSTANTIATE_TEST_SUITE_P(Attention, VariantTest, ::testing::ValuesIn(Cases()),
                          [](const ::testing::TestParamInfo<Case>& info) { return info.param.name; });
 
+// A mask that is causal at every probe size but not at T = 11: the proof
+// accepts it, verify mode (which runs at T = 11) must undo the fusion.
+TEST(VerifyModeTest, UndoesAFusionThatDiffersFromTheOriginal) {
+  Spec spec;
+  spec.mask = Mask::kCausalExceptT11;
+  auto graph = BuildAttentionGraph(spec);
+  FusionReport report;
+  PassContext context;
+  context.registry = &DefaultKernelRegistry();
+  context.report = &report;
+  context.verify_fusion = true;
+  ASSERT_TRUE(DefaultPipeline(true)->Run(*graph, context).ok());
+  EXPECT_EQ(CountOps(*graph, "MultiHeadAttention"), 0);
+  EXPECT_EQ(CountOps(*graph, "Softmax"), 1);
+  ASSERT_EQ(report.fusions.size(), 1u);
+  EXPECT_TRUE(report.fusions[0].undone);
+  ASSERT_TRUE(report.fusions[0].verify_max_abs_error.has_value());
+  EXPECT_GT(*report.fusions[0].verify_max_abs_error, 1e-4);
+  bool explained = false;
+  for (const RejectedCandidate& r : report.rejected) explained |= absl::StrContains(r.reason, "fusion undone");
+  EXPECT_TRUE(explained);
+
+  // Without verify mode the proof alone fuses it (this is what verify mode is for).
+  auto unverified = BuildAttentionGraph(spec);
+  context.verify_fusion = false;
+  FusionReport plain;
+  context.report = &plain;
+  ASSERT_TRUE(DefaultPipeline(true)->Run(*unverified, context).ok());
+  EXPECT_EQ(CountOps(*unverified, "MultiHeadAttention"), 1);
+}
+
 TEST(FusionBudgetTest, MaxRewritesCapsTheFusions) {
   auto graph = BuildAttentionGraph(Spec{});
   FusionReport report;
