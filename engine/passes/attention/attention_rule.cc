@@ -233,6 +233,8 @@ std::variant<AttentionRewrite, std::string> CheckAttention(const Graph& graph, c
   if ((ops.k.past == nullptr) != (ops.v.past == nullptr)) ops = ResolveOperands(m, rank, true, false);
   if (ops.k.groups != ops.v.groups) ops = ResolveOperands(m, rank, false, ops.k.past != nullptr);
   const ElementType type = q->type();
+  // The fused kernels accumulate in float32; fusing a float64 graph would silently lose precision.
+  if (type == ElementType::kFloat64) return Reason("Q is float64 and the fused attention kernels compute in float32");
   for (const HeadOperand* op : {&ops.k, &ops.v}) {
     const Value* val = op->value != nullptr ? op->value : op->base;
     if (type != ElementType::kUndefined && val->type() != ElementType::kUndefined && val->type() != type)
