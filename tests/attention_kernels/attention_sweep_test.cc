@@ -60,6 +60,14 @@ std::vector<Variant> AllVariants() {
       variants.push_back(v);
     }
     v.overrides = FlashOverrides{};
+    v.overrides.path = FlashOverrides::Path::kQueryBlocks;
+    v.overrides.pack = FlashOverrides::Pack::kAlways;
+    v.name = prefix + "_packed";
+    variants.push_back(v);
+    v.overrides.pack = FlashOverrides::Pack::kNever;
+    v.name = prefix + "_unpacked";
+    variants.push_back(v);
+    v.overrides = FlashOverrides{};
     v.overrides.path = FlashOverrides::Path::kDecode;
     v.name = prefix + "_decode";
     variants.push_back(v);
