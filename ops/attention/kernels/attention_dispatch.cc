@@ -20,11 +20,10 @@ namespace attune::attention {
 namespace {
 
 constexpr int64_t kOneDnnMaxKvLen = 256;
-constexpr int64_t kDecodeMaxQueryLen = 4;
 
 bool PreferOneDnn(const AttentionArgs& a) {
   return !a.causal && a.window == 0 && a.bias.data == nullptr && a.softcap == 0.0f && a.kv_len <= kOneDnnMaxKvLen &&
-         a.q_len > kDecodeMaxQueryLen && OneDnnSupports(a);
+         a.q_len > kFlashDecodeMaxQueryLen && OneDnnSupports(a);
 }
 
 absl::Status RunFlashOrReference(const AttentionArgs& args) {

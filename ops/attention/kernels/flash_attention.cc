@@ -30,8 +30,6 @@ constexpr int64_t kL1TileBytes = 24 * 1024;
 /// kPackMaxBytes.
 constexpr int64_t kPackMinReuse = 32;
 constexpr int64_t kPackMaxBytes = int64_t{256} << 20;
-/// Query rows up to which the decode path runs instead of query blocks.
-constexpr int64_t kDecodeMaxQueryLen = 4;
 /// Smallest KV chunk one decode task streams.
 constexpr int64_t kDecodeMinChunk = 256;
 
@@ -235,7 +233,7 @@ absl::Status RunFlashAttention(const AttentionArgs& a, FlashGemm gemm) {
   if (a.batch == 0 || a.q_heads == 0 || a.q_len == 0) return absl::OkStatus();
   const FlashKernels& kernels = KernelsFor(ActiveIsa());
   const bool decode = g_overrides.path == FlashOverrides::Path::kAuto
-                          ? a.q_len <= kDecodeMaxQueryLen
+                          ? a.q_len <= kFlashDecodeMaxQueryLen
                           : g_overrides.path == FlashOverrides::Path::kDecode;
   if (decode) return RunDecode(a, kernels);
   return RunQueryBlocks(a, kernels, gemm);

@@ -78,6 +78,9 @@ namespace flash_avx512 {
 const FlashKernels& Kernels();
 }
 
+/// Query rows up to which RunFlashAttention takes the decode path.
+inline constexpr int64_t kFlashDecodeMaxQueryLen = 4;
+
 /// Runs the flash path with the active ISA (or the forced one); assumes the
 /// arguments were validated and that FlashSupports(args) holds.
 absl::Status RunFlashAttention(const AttentionArgs& args, FlashGemm gemm);
