@@ -144,14 +144,14 @@ inline void PrefetchRows(const float* p, int64_t stride, int64_t rows, int64_t f
     for (int64_t f = 0; f < floats; f += 16) V::PrefetchL2(p + r * stride + f);
 }
 
-/// Q·Kᵀ of keys [j0, j0 + nk) into St with our micro-kernels; masks partial
-/// tiles and, when fuse_max, folds the tile max in the epilogue.
+/// Q·Kᵀ of the unmasked tile [j0, j0 + nk) into St with our micro-kernels;
+/// when fuse_max, the epilogue folds the tile max.
 /// K and V rows are strided rows of the caller's tensors (3 KB apart for
 /// B,T,H·D with 12 heads), which the hardware prefetchers do not follow
 /// across pages: the first chunk's group loop prefetches this tile's V rows
 /// (for P·V) and the next tile's K rows into L2 (measured at T=2048, AVX-512, 1 thread: ~100 -> ~125 GFLOP/s per CPU-second).
 template <class V, int MR, int NV>
-void TileScoresNative(const BlockContext& ctx, int64_t j0, int64_t nk, int64_t next_nk, bool mask, bool fuse_max) {
+void TileScoresNative(const BlockContext& ctx, int64_t j0, int64_t nk, int64_t next_nk, bool fuse_max) {
   constexpr int64_t NQ = NV * V::kLanes;
   const AttentionArgs& a = *ctx.args;
   const float* k0 = RowOf(a.k, ctx.batch, ctx.kv_head, j0);
@@ -170,18 +170,12 @@ void TileScoresNative(const BlockContext& ctx, int64_t j0, int64_t nk, int64_t n
       const float* kg = k0 + g * a.k.stride_seq;
       float* out = ctx.st + g * ctx.bq + c;
       const int32_t row0 = static_cast<int32_t>(j0 + g);
-      if (mask && fuse_max) {
-        MicroGemmRows<V, MR, NV, true, true, true>(rows, kg, a.k.stride_seq, ctx.qt + c, ctx.bq, a.head_dim, out,
-                                                   ctx.bq, false, ctx.lo + c, ctx.hi + c, row0, ctx.tile_max + c);
-      } else if (mask) {
-        MicroGemmRows<V, MR, NV, true, true, false>(rows, kg, a.k.stride_seq, ctx.qt + c, ctx.bq, a.head_dim, out,
-                                                    ctx.bq, false, ctx.lo + c, ctx.hi + c, row0, ctx.tile_max + c);
-      } else if (fuse_max) {
+      if (fuse_max) {
         MicroGemmRows<V, MR, NV, true, false, true>(rows, kg, a.k.stride_seq, ctx.qt + c, ctx.bq, a.head_dim, out,
-                                                    ctx.bq, false, ctx.lo + c, ctx.hi + c, row0, ctx.tile_max + c);
+                                                    ctx.bq, false, nullptr, nullptr, row0, ctx.tile_max + c);
       } else {
         MicroGemmRows<V, MR, NV, true, false, false>(rows, kg, a.k.stride_seq, ctx.qt + c, ctx.bq, a.head_dim, out,
-                                                     ctx.bq, false, ctx.lo + c, ctx.hi + c, row0, ctx.tile_max + c);
+                                                     ctx.bq, false, nullptr, nullptr, row0, nullptr);
       }
     }
   }
@@ -420,7 +414,7 @@ void ProcessQueryBlock(const AttentionArgs& a, const FlashPlan& plan, const Flas
     if (native) {
       const int64_t next_nk = std::max<int64_t>(0, std::min(plan.block_k, k_last - j0 - nk));
       if (full) {
-        TileScoresNative<V, MR, NV>(ctx, j0, nk, next_nk, false, !score_pass);
+        TileScoresNative<V, MR, NV>(ctx, j0, nk, next_nk, !score_pass);
       } else {
         TileScoresPartial<V, SMR, SNV>(ctx, j0, nk, next_nk, !score_pass);
       }
