@@ -50,7 +50,8 @@ std::vector<Variant> AllVariants() {
     v.threads = 1;
     v.name = prefix + "_auto_1thread";
     variants.push_back(v);
-    v.threads = 2;
+    // Block sizes, in-place rows and sgemm tiles on one thread; auto, packed
+    // and decode (which have parallel phases and merges) on two.
     for (int64_t bq : {16, 32, 64}) {
       v.name = prefix + "_bq" + std::to_string(bq);
       v.overrides = FlashOverrides{};
@@ -61,16 +62,18 @@ std::vector<Variant> AllVariants() {
     }
     v.overrides = FlashOverrides{};
     v.overrides.path = FlashOverrides::Path::kQueryBlocks;
-    v.overrides.pack = FlashOverrides::Pack::kAlways;
-    v.name = prefix + "_packed";
-    variants.push_back(v);
     v.overrides.pack = FlashOverrides::Pack::kNever;
     v.name = prefix + "_unpacked";
+    variants.push_back(v);
+    v.threads = 2;
+    v.overrides.pack = FlashOverrides::Pack::kAlways;
+    v.name = prefix + "_packed";
     variants.push_back(v);
     v.overrides = FlashOverrides{};
     v.overrides.path = FlashOverrides::Path::kDecode;
     v.name = prefix + "_decode";
     variants.push_back(v);
+    v.threads = 1;
     v.overrides = FlashOverrides{};
     v.overrides.path = FlashOverrides::Path::kQueryBlocks;
     v.gemm = FlashGemm::kOneDnn;
