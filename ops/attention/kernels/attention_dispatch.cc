@@ -1,14 +1,16 @@
 // RunAttention: validation, then the backend. The kAuto rule, from the
-// measurements in README.md ("Dispatch"):
-//   - q_len <= 4 (decode): flash decode path (KV split across threads).
-//   - no causal/window mask, no bias, no softcap, kv_len <= 256: oneDNN
-//     primitives (batched matmul + softmax + matmul). At these sizes the
-//     flash kernel's per-block fixed costs (Qᵀ transposition, accumulator
-//     set-up, output transposition) are not amortised: oneDNN took 0.82x
-//     (T=64), 0.82x (T=128), 0.91x (T=256) of flash's time, B=1, H=12, D=64,
-//     1 thread; at T=512 flash is faster.
-//   - everything else: flash (2-3x faster than oneDNN for causal T >= 512,
-//     equal at causal T=128).
+// measurements in README.md ("Dispatch"; B,T,H·D inputs, D=64, 1 thread):
+//   - q_len <= 4 (decode): flash decode path (KV split across threads);
+//     oneDNN took 1.1-1.7x its time at q=1 (kv 512-8192, MHA, GQA 32/8,
+//     batch 4) and tied at q=4.
+//   - no causal/window mask, no bias, no softcap, kv_len <= 64: oneDNN
+//     primitives (batched matmul + softmax + matmul). There the flash
+//     kernel's per-block fixed costs (Qᵀ and output transpositions,
+//     accumulator set-up) are not amortised: oneDNN took 0.87-0.99x of
+//     flash's time at T=64 and 0.89-0.91x at T=32 (B=1 and 8, H=12); at
+//     T=128 they tie and from T=256 flash is faster (0.88x at 256, 0.88x at 512).
+//   - everything else: flash (causal: 2.8x faster than oneDNN at T=512, 3.2x
+//     at 1024, > 20x at 2048 where oneDNN materialises 200 MB of scores).
 // kSimd forces flash, kOneDnn the oneDNN path (falling back to flash for
 // shapes it rejects), kReference the reference.
 #include "ops/attention/kernels/attention_args.h"
@@ -19,7 +21,7 @@
 namespace attune::attention {
 namespace {
 
-constexpr int64_t kOneDnnMaxKvLen = 256;
+constexpr int64_t kOneDnnMaxKvLen = 64;
 
 bool PreferOneDnn(const AttentionArgs& a) {
   return !a.causal && a.window == 0 && a.bias.data == nullptr && a.softcap == 0.0f && a.kv_len <= kOneDnnMaxKvLen &&
