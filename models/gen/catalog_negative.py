@@ -5,12 +5,19 @@ import negatives as N
 from catalog_attention import D_MODEL, HEAD_DIM, HEADS, mha
 from spec import SEQ, ModelSpec, block, xy_spec
 
-NEG = {"expected_causal_fusions": 0, "negative": True}
 
 
-def negative(name, cls, trap, seed, num_tokens, mask="explicit"):
-    return xy_spec(f"negative/{name}", "NEGATIVE. " + trap, mha(cls), D_MODEL, num_tokens,
-                   [block(mask, HEADS, HEAD_DIM)], 0, seed=seed, extra=dict(NEG))
+def neg(trap, explicit_ok):
+    """model.json keys of a negative: the causal fusion must not fire; `trap` names the check
+    that must fail; `explicit_fusion_allowed`: fusing with an explicit mask would be correct."""
+    return {"expected_causal_fusions": 0, "negative": True, "trap": trap,
+            "explicit_fusion_allowed": explicit_ok}
+
+
+def negative(name, cls, description, seed, num_tokens, trap, mask="explicit"):
+    return xy_spec(f"negative/{name}", "NEGATIVE. " + description, mha(cls), D_MODEL,
+                   num_tokens, [block(mask, HEADS, HEAD_DIM)], 0, seed=seed,
+                   extra=neg(trap, mask == "explicit"))
 
 
 def padding_inputs(module, rng):
@@ -25,11 +32,11 @@ SPECS = [
              "The bool mask buffer (64x64, sliced [:T,:T], masked_fill -inf) is triu(1) with "
              "~4% of its entries flipped at random (diagonal kept): constant and shaped like a "
              "causal mask, but not causal at the sample T nor at the full buffer length. A "
-             "correct engine may fuse it only as an explicit mask.", 21, 11),
+             "correct engine may fuse it only as an explicit mask.", 21, 11, "mask_not_causal"),
     negative("anticausal_mask", N.AntiCausalMask,
              "The mask buffer is tril(ones, -1) instead of triu(ones, 1): it blocks the past "
              "and keeps the future (mirror image of causal). Same ops as mha_causal; only the "
-             "constant differs.", 22, 11),
+             "constant differs.", 22, 11, "mask_anticausal"),
     ModelSpec(name="negative/padding_mask_input",
               description="NEGATIVE. The triu(1) causal buffer OR'ed with ~attention_mask, a "
               "bool (B,T) key-padding model input (True = real token), then masked_fill(-inf). "
@@ -39,12 +46,13 @@ SPECS = [
               input_names=["x", "attention_mask"], output_names=["y"],
               dynamic_axes={"x": SEQ, "attention_mask": SEQ, "y": SEQ},
               attention_blocks=[block("explicit", HEADS, HEAD_DIM)], expected_fusions=0,
-              seed=23, extra=dict(NEG)),
+              seed=23, extra=neg("mask_from_input", True)),
     negative("softmax_wrong_axis", N.SoftmaxWrongAxis,
              "Exact causal mask and 1/√D scale, but Softmax over axis -2 (the query axis), so "
-             "this is not attention; no attention fusion may fire.", 24, 11, mask="causal"),
+             "this is not attention; no attention fusion may fire.", 24, 11, "softmax_axis",
+             mask="causal"),
     negative("scale_from_input", N.ScaleFromInput,
              "Exact causal mask, but the scores are divided by x.abs().max() (ReduceMax of the "
              "input data), not a constant; a fused op with a constant scale would be wrong.",
-             25, 11, mask="causal"),
+             25, 11, "scale_not_constant", mask="causal"),
 ]

@@ -80,6 +80,16 @@ class GPT(nn.Module):
             Block(d_model, num_heads, context_length, mask_style) for _ in range(layers))
         self.final_norm = nn.LayerNorm(d_model)
         self.lm_head = nn.Linear(d_model, vocab, bias=False)
+        self.randomize_norms()
+
+    def randomize_norms(self):
+        """LayerNorm weights 1 ± noise, biases small noise: a wrong gamma/beta shows, and
+        torch does not dedupe equal initializers into Identity nodes."""
+        with torch.no_grad():
+            for m in self.modules():
+                if isinstance(m, nn.LayerNorm):
+                    m.weight.add_(0.1 * torch.randn_like(m.weight))
+                    m.bias.normal_(0.0, 0.1)
 
     def run(self, input_ids, pasts):
         """pasts: list of (past_k, past_v) or None per layer. Returns logits, presents."""

@@ -59,8 +59,8 @@ class GroupedQuery(MultiHeadAttention):
     """Fewer K/V heads, repeated by unsqueeze → expand → reshape before the scores."""
 
     def repeat_kv(self, t):
-        b, kv_heads, num_tokens, d = t.shape
-        groups = self.num_heads // kv_heads
+        b, kv_heads, num_tokens, d = t.shape          # traced: Shape -> Gather
+        groups = self.num_heads // self.kv_heads       # a Python int, as in HF repeat_kv
         t = t.unsqueeze(2).expand(b, kv_heads, groups, num_tokens, d)
         return t.reshape(b, kv_heads * groups, num_tokens, d)
 

@@ -1,7 +1,13 @@
+#include "ops/attention/attention_kernel.h"
 #include "ops/registry.h"
 
 namespace attune {
 
-void RegisterAttentionKernels(KernelRegistry& registry) {}
+void RegisterAttentionKernels(KernelRegistry& registry) {
+  registry.Register("attune", "MultiHeadAttention", 1, attention::CreateMultiHeadAttentionKernel);
+  // Opset 24 adds input 6, nonpad_kv_seqlen; the parser reads the opset.
+  registry.Register("", "Attention", 23, 23, attention::CreateOnnxAttentionKernel);
+  registry.Register("", "Attention", 24, attention::CreateOnnxAttentionKernel);
+}
 
 }  // namespace attune

@@ -1,0 +1,73 @@
+// A compiled graph: one prepared kernel per node in topological order, a slot
+// per value, and the point after which each intermediate can be freed.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "attune/tensor.h"
+#include "engine/ir/graph.h"
+#include "ops/kernel.h"
+#include "ops/registry.h"
+
+namespace attune {
+
+/// Name, element type and symbolic shape of a graph input or output.
+struct ValueInfo {
+  std::string name;
+  ElementType type = ElementType::kUndefined;
+  std::optional<SymbolicShape> shape;
+};
+
+/// Called after each node runs, for profiling.
+struct NodeTiming {
+  const std::string* node_name;
+  const std::string* op_type;
+  double start_us;     // since the start of Run
+  double duration_us;
+};
+using NodeObserver = std::function<void(const NodeTiming&)>;
+
+class Plan {
+ public:
+  /// Prepares a kernel for every node; fails naming the node when an op is
+  /// unsupported or its attributes are invalid.
+  static absl::StatusOr<std::unique_ptr<Plan>> Compile(const Graph& graph, const KernelRegistry& registry,
+                                                       const ExecOptions& options);
+
+  const std::vector<ValueInfo>& inputs() const { return inputs_; }
+  const std::vector<ValueInfo>& outputs() const { return outputs_; }
+  const ExecOptions& options() const { return options_; }
+
+  /// Runs on inputs given in graph-input order; returns outputs in graph-output
+  /// order. Thread-safe: every call has its own buffers.
+  absl::StatusOr<std::vector<Tensor>> Run(std::vector<Tensor> inputs, const NodeObserver* observer = nullptr) const;
+
+ private:
+  struct Step {
+    std::unique_ptr<Kernel> kernel;
+    std::string node_name;
+    std::string op_type;
+    std::vector<int> input_slots;   // -1 for an omitted input
+    std::vector<int> output_slots;  // -1 for an omitted output
+    std::vector<bool> outputs_wanted;
+    std::vector<int> release_after;  // slots whose last reader is this step
+  };
+
+  absl::Status CheckInputs(const std::vector<Tensor>& inputs) const;
+
+  ExecOptions options_;
+  int num_slots_ = 0;
+  std::vector<Step> steps_;
+  std::vector<std::pair<int, Tensor>> constants_;
+  std::vector<int> input_slots_;
+  std::vector<int> output_slots_;
+  std::vector<ValueInfo> inputs_;
+  std::vector<ValueInfo> outputs_;
+};
+
+}  // namespace attune

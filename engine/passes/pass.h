@@ -1,0 +1,34 @@
+// A graph pass: a named rewrite with one entry point that says whether it changed anything.
+#pragma once
+
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "attune/fusion_report.h"
+#include "engine/ir/graph.h"
+#include "ops/kernel.h"
+#include "ops/registry.h"
+
+namespace attune {
+
+/// What every pass may use: the kernels (constant folding and mask proofs run
+/// them), execution options, the report to append to.
+struct PassContext {
+  const KernelRegistry* registry = nullptr;
+  ExecOptions exec_options;
+  FusionReport* report = nullptr;
+  /// Verify each fusion numerically against the subgraph it replaces.
+  bool verify_fusion = false;
+  /// Upper bound on rewrites a fusion pass makes (bisecting a bad rewrite); < 0 = no bound.
+  int max_rewrites = -1;
+};
+
+class Pass {
+ public:
+  virtual ~Pass() = default;
+  virtual std::string_view name() const = 0;
+  /// Rewrites the graph; true if anything changed.
+  virtual absl::StatusOr<bool> Run(Graph& graph, PassContext& context) = 0;
+};
+
+}  // namespace attune

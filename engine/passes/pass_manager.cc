@@ -1,0 +1,88 @@
+#include "engine/passes/pass_manager.h"
+
+#include "absl/strings/str_cat.h"
+#include "engine/common/status_macros.h"
+#include "engine/common/strings.h"
+#include "engine/passes/passes.h"
+
+namespace attune {
+namespace {
+
+// A stage stops when nothing changes; the cap guards against two passes that
+// undo each other forever.
+constexpr int kMaxIterationsPerStage = 16;
+
+}  // namespace
+
+void PassManager::AddStage(std::string stage_name, std::vector<std::unique_ptr<Pass>> passes) {
+  stages_.push_back(Stage{std::move(stage_name), std::move(passes)});
+}
+
+absl::Status PassManager::Disable(const std::string& pass_name) {
+  for (const Stage& stage : stages_)
+    for (const auto& pass : stage.passes)
+      if (pass->name() == pass_name) {
+        disabled_.insert(pass_name);
+        return absl::OkStatus();
+      }
+  return absl::NotFoundError(absl::StrCat("no pass named '", pass_name, "'"));
+}
+
+std::vector<std::string> PassManager::PassNames() const {
+  std::vector<std::string> names;
+  for (const Stage& stage : stages_)
+    for (const auto& pass : stage.passes) {
+      std::string n(pass->name());
+      if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
+    }
+  return names;
+}
+
+absl::Status PassManager::Run(Graph& graph, PassContext& context) const {
+  for (const Stage& stage : stages_) {
+    for (int iteration = 0; iteration < kMaxIterationsPerStage; ++iteration) {
+      bool changed = false;
+      for (const auto& pass : stage.passes) {
+        const std::string name(pass->name());
+        if (disabled_.contains(name)) continue;
+        auto result = pass->Run(graph, context);
+        if (!result.ok()) return Annotate(result.status(), absl::StrCat("pass ", name));
+        if (context.report != nullptr) context.report->passes_run.push_back(name);
+        absl::Status verified = graph.Verify();
+        if (!verified.ok()) return Annotate(verified, absl::StrCat("graph invalid after pass ", name));
+        changed |= *result;
+      }
+      if (!changed) break;
+    }
+  }
+  return absl::OkStatus();
+}
+
+std::map<std::string, int> OpHistogram(const Graph& graph) {
+  std::map<std::string, int> histogram;
+  for (const Node* n : graph.nodes()) ++histogram[n->op_type()];
+  return histogram;
+}
+
+std::unique_ptr<PassManager> DefaultPipeline(bool fuse) {
+  auto manager = std::make_unique<PassManager>();
+  std::vector<std::unique_ptr<Pass>> simplify;
+  simplify.push_back(MakeConstantFoldingPass());
+  simplify.push_back(MakeShapeInferencePass());
+  simplify.push_back(MakeShapeFoldingPass());
+  simplify.push_back(MakeCommonSubexpressionPass());
+  simplify.push_back(MakeDeadCodePass());
+  manager->AddStage("simplify", std::move(simplify));
+  if (fuse) {
+    std::vector<std::unique_ptr<Pass>> fusions;
+    fusions.push_back(MakeAttentionFusionPass());
+    manager->AddStage("fuse", std::move(fusions));
+  }
+  std::vector<std::unique_ptr<Pass>> cleanup;
+  cleanup.push_back(MakeDeadCodePass());
+  cleanup.push_back(MakeShapeInferencePass());
+  manager->AddStage("cleanup", std::move(cleanup));
+  return manager;
+}
+
+}  // namespace attune

@@ -1,0 +1,23 @@
+// Factories of the optimiser's passes, one file each in engine/passes/.
+#pragma once
+
+#include <memory>
+
+#include "engine/passes/pass.h"
+
+namespace attune {
+
+/// Evaluates nodes whose inputs are all constant (Constant nodes included).
+std::unique_ptr<Pass> MakeConstantFoldingPass();
+/// Propagates element types and symbolic shapes through the graph.
+std::unique_ptr<Pass> MakeShapeInferencePass();
+/// Folds Shape→Gather→Unsqueeze→Concat chains into constants or symbolic shapes.
+std::unique_ptr<Pass> MakeShapeFoldingPass();
+/// Merges nodes with the same op, attributes and inputs.
+std::unique_ptr<Pass> MakeCommonSubexpressionPass();
+/// Removes nodes whose outputs nobody needs.
+std::unique_ptr<Pass> MakeDeadCodePass();
+/// Replaces proven attention subgraphs with attune.MultiHeadAttention.
+std::unique_ptr<Pass> MakeAttentionFusionPass();
+
+}  // namespace attune

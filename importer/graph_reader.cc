@@ -1,0 +1,250 @@
+#include "importer/graph_reader.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "engine/common/status_macros.h"
+#include "engine/common/strings.h"
+#include "importer/constant_attribute.h"
+#include "importer/proto_attribute.h"
+#include "importer/proto_type.h"
+
+namespace attune::importer {
+namespace {
+
+absl::Status Invalid(const std::string& message) { return absl::InvalidArgumentError(message); }
+
+std::string NormalizedDomain(const std::string& domain) { return domain == "ai.onnx" ? std::string() : domain; }
+
+class GraphReader {
+ public:
+  GraphReader(onnx::GraphProto* proto, const TensorSource& source, Graph* graph)
+      : proto_(*proto), source_(source), graph_(*graph) {}
+
+  absl::Status Read() {
+    graph_.graph_name = proto_.name();
+    CollectUsedNames();
+    NameNodes();
+    RETURN_IF_ERROR(ReadInitializers());
+    RETURN_IF_ERROR(ReadInputs());
+    RETURN_IF_ERROR(DeclareNodeOutputs());
+    ReadValueInfo();
+    RETURN_IF_ERROR(ReadOutputs());
+    for (int i = 0; i < proto_.node_size(); ++i) RETURN_IF_ERROR(ReadNode(i));
+    return graph_.Verify();
+  }
+
+ private:
+  // Names read by some node or graph output: only those initializers must be loadable.
+  void CollectUsedNames() {
+    for (const auto& node : proto_.node())
+      for (const std::string& in : node.input()) used_.insert(in);
+    for (const auto& out : proto_.output()) used_.insert(out.name());
+  }
+
+  // Unnamed nodes get "<op_type>_<n>", avoiding every name already in the model.
+  void NameNodes() {
+    absl::flat_hash_set<std::string> taken;
+    for (const auto& node : proto_.node()) {
+      taken.insert(node.name());
+      for (const std::string& out : node.output()) taken.insert(out);
+    }
+    for (const auto& in : proto_.input()) taken.insert(in.name());
+    for (const auto& init : proto_.initializer()) taken.insert(init.name());
+    absl::flat_hash_map<std::string, int> next;
+    for (const auto& node : proto_.node()) {
+      std::string name = node.name();
+      while (name.empty() || (name != node.name() && taken.contains(name)))
+        name = absl::StrCat(node.op_type(), "_", next[node.op_type()]++);
+      taken.insert(name);
+      node_names_.push_back(name);
+    }
+  }
+
+  std::string DescribeNode(int i) const {
+    return absl::StrCat("node ", proto_.node(i).op_type(), " '", node_names_[i], "'");
+  }
+
+  absl::Status ClaimProducer(const std::string& name, const std::string& producer) {
+    auto [it, inserted] = producer_of_.emplace(name, producer);
+    if (!inserted)
+      return Invalid(absl::StrCat("value '", name, "' is produced twice: by ", it->second, " and by ", producer));
+    return absl::OkStatus();
+  }
+
+  absl::Status ReadInitializers() {
+    for (int i = 0; i < proto_.initializer_size(); ++i) {
+      onnx::TensorProto& init = *proto_.mutable_initializer(i);
+      if (init.name().empty()) return Invalid(absl::StrCat("initializer #", i, " has no name"));
+      const std::string what = absl::StrCat("initializer '", init.name(), "'");
+      if (producer_of_.contains(init.name())) return Invalid(absl::StrCat(what, " is defined twice"));
+      // A tensor Attune cannot hold is only an error when something reads it.
+      if (!IsSupportedElementType(init.data_type()) && !used_.contains(init.name())) {
+        skipped_.insert(init.name());
+        continue;
+      }
+      RETURN_IF_ERROR(ClaimProducer(init.name(), what));
+      ASSIGN_OR_RETURN(Tensor tensor, TensorFromProto(init, what, source_));
+      std::string().swap(*init.mutable_raw_data());  // the copy in `tensor` is the one we keep
+      graph_.AddConstant(init.name(), std::move(tensor));
+    }
+    for (const auto& sparse : proto_.sparse_initializer()) {
+      const std::string& name = sparse.values().name();
+      if (used_.contains(name))
+        return absl::UnimplementedError(absl::StrCat("sparse initializer '", name, "' is not supported"));
+    }
+    return absl::OkStatus();
+  }
+
+  // Checks a graph input's or output's declared type; returns its element type.
+  absl::StatusOr<ElementType> InterfaceType(const std::string& role, const std::string& name, const TypeInfo& info) {
+    if (!info.is_tensor && info.kind != "no type")
+      return absl::UnimplementedError(absl::StrCat(role, " '", name, "' is ", info.kind == "optional" ? "an " : "a ",
+                                                   info.kind, ", which Attune does not support"));
+    if (info.elem_type == 0) return ElementType::kUndefined;
+    auto type = ElementTypeFromOnnx(info.elem_type, absl::StrCat(role, " '", name, "'"));
+    if (!type.ok()) return type.status();
+    return *type;
+  }
+
+  absl::Status ReadInputs() {
+    absl::flat_hash_set<std::string> seen;
+    for (const auto& input : proto_.input()) {
+      const std::string& name = input.name();
+      if (name.empty()) return Invalid("a graph input has no name");
+      if (!seen.insert(name).second) return Invalid(absl::StrCat("graph input '", name, "' is declared twice"));
+      // IR >= 4: an input that is also an initializer is a constant with a default; treat it as a constant.
+      if (skipped_.contains(name) || graph_.FindValue(name) != nullptr) continue;
+      const TypeInfo info = ReadType(input.type());
+      ASSIGN_OR_RETURN(ElementType type, InterfaceType("graph input", name, info));
+      RETURN_IF_ERROR(ClaimProducer(name, absl::StrCat("graph input '", name, "'")));
+      graph_.AddInput(graph_.AddValue(name, type, info.shape));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status DeclareNodeOutputs() {
+    for (int i = 0; i < proto_.node_size(); ++i) {
+      const onnx::NodeProto& node = proto_.node(i);
+      if (node.op_type().empty()) return Invalid(absl::StrCat("node #", i, " ('", node.name(), "') has no op_type"));
+      for (const std::string& out : node.output()) {
+        if (out.empty()) continue;  // an omitted optional output
+        RETURN_IF_ERROR(ClaimProducer(out, DescribeNode(i)));
+        graph_.AddValue(out);
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // value_info types and shapes of intermediate values; non-tensor or unreadable entries are hints only.
+  void ReadValueInfo() {
+    for (const auto& info_proto : proto_.value_info()) {
+      Value* value = graph_.FindValue(info_proto.name());
+      if (value == nullptr || value->is_constant() || value->is_graph_input()) continue;
+      if (value->type() != ElementType::kUndefined || value->shape()) continue;
+      const TypeInfo info = ReadType(info_proto.type());
+      if (!info.is_tensor) continue;
+      if (IsSupportedElementType(info.elem_type)) value->set_type(static_cast<ElementType>(info.elem_type));
+      value->set_shape(info.shape);
+    }
+  }
+
+  absl::Status ReadOutputs() {
+    for (const auto& output : proto_.output()) {
+      const std::string& name = output.name();
+      if (name.empty()) return Invalid("a graph output has no name");
+      Value* value = graph_.FindValue(name);
+      if (value == nullptr)
+        return Invalid(absl::StrCat("graph output '", name, "' is not produced by any node, graph input or initializer"));
+      const TypeInfo info = ReadType(output.type());
+      ASSIGN_OR_RETURN(ElementType type, InterfaceType("graph output", name, info));
+      if (!value->is_constant() && !value->is_graph_input()) {
+        if (type != ElementType::kUndefined) value->set_type(type);
+        if (info.shape) value->set_shape(info.shape);
+      }
+      graph_.AddOutput(value);
+    }
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<Attributes> ReadAttributes(int i) {
+    const onnx::NodeProto& node = proto_.node(i);
+    for (const auto& a : node.attribute()) {
+      const auto type = AttributeTypeOf(a);
+      if (type == onnx::AttributeProto::GRAPH || type == onnx::AttributeProto::GRAPHS)
+        return absl::UnimplementedError(
+            absl::StrCat("subgraph op ", node.op_type(), " is not supported yet (node '", node_names_[i], "')"));
+    }
+    Attributes attributes;
+    for (const auto& a : node.attribute()) {
+      if (a.name().empty()) return Invalid(absl::StrCat(DescribeNode(i), " has an attribute without a name"));
+      if (attributes.Has(a.name()))
+        return Invalid(absl::StrCat(DescribeNode(i), ": attribute '", a.name(), "' is given twice"));
+      if (!a.ref_attr_name().empty())
+        return Invalid(absl::StrCat(DescribeNode(i), ": attribute '", a.name(), "' refers to function attribute '",
+                                    a.ref_attr_name(), "' outside a function"));
+      ASSIGN_OR_RETURN(AttributeValue value, AttributeFromProto(a, node.op_type(), node_names_[i], source_));
+      attributes.Set(a.name(), std::move(value));
+    }
+    return attributes;
+  }
+
+  absl::Status ReadNode(int i) {
+    const onnx::NodeProto& node = proto_.node(i);
+    const std::string domain = NormalizedDomain(node.domain());
+    if (graph_.OpsetFor(domain) <= 0) {
+      if (domain.empty())
+        return Invalid(absl::StrCat(DescribeNode(i), " is in the default ONNX domain, but the model's opset_import ",
+                                    "has no version for it"));
+      return Invalid(absl::StrCat(DescribeNode(i), " uses domain '", domain,
+                                  "', which the model's opset_import does not list"));
+    }
+    std::vector<Value*> inputs;
+    for (const std::string& name : node.input()) {
+      if (name.empty()) {
+        inputs.push_back(nullptr);
+        continue;
+      }
+      Value* value = graph_.FindValue(name);
+      if (value == nullptr) {
+        const char* why = skipped_.contains(name) ? " (an initializer of an unsupported type)" : "";
+        return Invalid(absl::StrCat(DescribeNode(i), " reads '", name,
+                                    "', which no node, graph input or initializer produces", why));
+      }
+      inputs.push_back(value);
+    }
+    std::vector<Value*> outputs;
+    for (const std::string& name : node.output()) outputs.push_back(name.empty() ? nullptr : graph_.FindValue(name));
+    ASSIGN_OR_RETURN(Attributes attributes, ReadAttributes(i));
+
+    if (domain.empty() && node.op_type() == "Constant") {
+      ASSIGN_OR_RETURN(Tensor value, ConstantValueFromAttributes(attributes, DescribeNode(i)));
+      if (!outputs.empty() && outputs[0] != nullptr) {
+        outputs[0]->set_type(value.type());
+        outputs[0]->set_shape(ShapeFromDims(value.shape()));
+      }
+    }
+    graph_.AddNode(node.op_type(), domain, node_names_[i], std::move(inputs), std::move(outputs),
+                   std::move(attributes));
+    return absl::OkStatus();
+  }
+
+  onnx::GraphProto& proto_;
+  const TensorSource& source_;
+  Graph& graph_;
+  absl::flat_hash_set<std::string> used_;
+  absl::flat_hash_set<std::string> skipped_;
+  absl::flat_hash_map<std::string, std::string> producer_of_;
+  std::vector<std::string> node_names_;
+};
+
+}  // namespace
+
+absl::Status ReadGraph(onnx::GraphProto* proto, const TensorSource& source, Graph* graph) {
+  return GraphReader(proto, source, graph).Read();
+}
+
+}  // namespace attune::importer

@@ -1,0 +1,101 @@
+#include "importer/onnx_importer.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "absl/strings/str_cat.h"
+#include "engine/common/status_macros.h"
+#include "importer/function_inliner.h"
+#include "importer/graph_reader.h"
+#include "importer/proto_parse.h"
+#include "importer/proto_tensor.h"
+#include "onnx/onnx_pb.h"
+
+namespace attune {
+namespace {
+
+constexpr char kNotOnnx[] = "not a valid ONNX model: failed to parse protobuf";
+
+int64_t ModelByteLimit(const ImportOptions& options) {
+  return std::clamp<int64_t>(options.max_model_bytes, 0, kMaxProtobufBytes);
+}
+
+absl::Status TooBig(int64_t size, const ImportOptions& options) {
+  return absl::ResourceExhaustedError(absl::StrCat("model is ", size, " bytes, above the limit of ",
+                                                   ModelByteLimit(options), " bytes (protobuf cannot exceed 2 GB; ",
+                                                   "keep large weights as external data)"));
+}
+
+absl::Status ReadModelInfo(const onnx::ModelProto& model, Graph* graph) {
+  graph->producer_name = model.producer_name();
+  graph->producer_version = model.producer_version();
+  graph->ir_version = model.ir_version();
+  for (const auto& entry : model.metadata_props()) graph->metadata[entry.key()] = entry.value();
+  for (const auto& opset : model.opset_import()) {
+    const std::string& domain = opset.domain();
+    if (opset.version() <= 0 || opset.version() > INT32_MAX)
+      return absl::InvalidArgumentError(
+          absl::StrCat("opset_import of domain '", domain, "' has an invalid version ", opset.version()));
+    const int previous = graph->OpsetFor(domain);
+    if (previous != 0 && previous != opset.version())
+      return absl::InvalidArgumentError(absl::StrCat("opset_import lists domain '", domain, "' twice (versions ",
+                                                     previous, " and ", opset.version(), ")"));
+    graph->SetOpset(domain, static_cast<int>(opset.version()));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<Graph>> ImportParsedModel(onnx::ModelProto& model, const std::string& base_dir,
+                                                         const ImportOptions& options) {
+  if (!model.has_graph()) return absl::InvalidArgumentError("not a valid ONNX model: it has no graph");
+  if (model.ir_version() <= 0) return absl::InvalidArgumentError("not a valid ONNX model: ir_version is missing");
+  RETURN_IF_ERROR(importer::InlineModelFunctions(&model));
+  auto graph = std::make_unique<Graph>();
+  RETURN_IF_ERROR(ReadModelInfo(model, graph.get()));
+  importer::TensorSource source{base_dir, options.max_tensor_bytes};
+  RETURN_IF_ERROR(importer::ReadGraph(model.mutable_graph(), source, graph.get()));
+  return graph;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Graph>> ImportModelFromBytes(std::string_view bytes, const std::string& base_dir,
+                                                            const ImportOptions& options) {
+  if (static_cast<int64_t>(bytes.size()) > ModelByteLimit(options)) return TooBig(bytes.size(), options);
+  if (bytes.empty()) return absl::InvalidArgumentError(absl::StrCat(kNotOnnx, " (the input is empty)"));
+  onnx::ModelProto model;
+  if (!importer::ParseProtoWithLargeLimit(bytes, &model)) return absl::InvalidArgumentError(kNotOnnx);
+  return ImportParsedModel(model, base_dir, options);
+}
+
+absl::StatusOr<std::unique_ptr<Graph>> ImportModelFromFile(const std::string& path, const ImportOptions& options) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
+    const std::string message = absl::StrCat("cannot open model file '", path, "': ", std::strerror(errno));
+    return errno == ENOENT ? absl::NotFoundError(message) : absl::InvalidArgumentError(message);
+  }
+  struct stat info {};
+  onnx::ModelProto model;
+  absl::Status status;
+  if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
+    status = absl::InvalidArgumentError(absl::StrCat("model file '", path, "' is not a regular file"));
+  } else if (info.st_size > ModelByteLimit(options)) {
+    status = TooBig(info.st_size, options);
+  } else if (info.st_size == 0) {
+    status = absl::InvalidArgumentError(absl::StrCat(kNotOnnx, " (the file '", path, "' is empty)"));
+  } else if (!importer::ParseProtoFromFileWithLargeLimit(fd, &model)) {
+    status = absl::InvalidArgumentError(absl::StrCat(kNotOnnx, " (file '", path, "')"));
+  }
+  ::close(fd);
+  RETURN_IF_ERROR(status);
+  const std::filesystem::path folder = std::filesystem::path(path).parent_path();
+  return ImportParsedModel(model, folder.empty() ? std::filesystem::path(".").string() : folder.string(), options);
+}
+
+}  // namespace attune

@@ -1,0 +1,26 @@
+// Reads an ONNX ModelProto into the graph IR: metadata, opsets, initializers in
+// every storage form (external data confined to the model's folder), inputs,
+// outputs, value_info shapes, nodes and attributes, model-local functions inlined.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "engine/ir/graph.h"
+#include "importer/import_options.h"
+
+namespace attune {
+
+/// Imports the model at `path`; external data is looked up in the model's folder.
+/// Errors: NotFound (no such file), InvalidArgument (malformed model),
+/// Unimplemented (a feature Attune does not support), ResourceExhausted (limits).
+absl::StatusOr<std::unique_ptr<Graph>> ImportModelFromFile(const std::string& path, const ImportOptions& options = {});
+
+/// Imports a serialized model. `base_dir` is the folder external data lives in;
+/// empty means the model may not use external data.
+absl::StatusOr<std::unique_ptr<Graph>> ImportModelFromBytes(std::string_view bytes, const std::string& base_dir,
+                                                            const ImportOptions& options = {});
+
+}  // namespace attune

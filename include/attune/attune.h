@@ -1,0 +1,7 @@
+// Attune's public API in one include.
+#pragma once
+
+#include "attune/element_type.h"
+#include "attune/fusion_report.h"
+#include "attune/session.h"
+#include "attune/tensor.h"

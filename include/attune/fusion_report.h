@@ -1,0 +1,48 @@
+// What the optimiser did to a graph: every fusion, every rejected candidate.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace attune {
+
+/// One fused attention (or other fused op) and what it replaced.
+struct FusionRecord {
+  std::string op;                     // e.g. "MultiHeadAttention"
+  std::string node;                   // the new node's name
+  std::string pattern;                // the rule that matched
+  std::vector<std::string> replaced;  // names of the nodes it replaced
+  int64_t num_heads = 0;
+  int64_t kv_num_heads = 0;
+  int64_t head_dim = 0;
+  float scale = 0.0f;
+  bool causal = false;
+  int64_t window = 0;         // 0 = unlimited
+  std::string mask;           // "causal", "window", "explicit" or "none"
+  std::string q_layout;       // "BHTD" or "BTC"
+  bool has_past = false;
+  /// Set by verify mode: max errors of the fused op against the original subgraph.
+  std::optional<double> verify_max_abs_error;
+  std::optional<double> verify_max_rel_error;
+  bool undone = false;        // verify mode undid it (error above tolerance)
+};
+
+/// A candidate that a fusion rule looked at and declined.
+struct RejectedCandidate {
+  std::string at;       // node name where the match was anchored
+  std::string pattern;  // the rule
+  std::string reason;   // the first check that failed
+};
+
+struct FusionReport {
+  std::map<std::string, int> ops_before;  // op type -> count, before the passes
+  std::map<std::string, int> ops_after;   // after
+  std::vector<FusionRecord> fusions;
+  std::vector<RejectedCandidate> rejected;
+  std::vector<std::string> passes_run;    // pass names in the order they ran
+};
+
+}  // namespace attune

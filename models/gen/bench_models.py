@@ -1,0 +1,126 @@
+#!/usr/bin/python3
+"""Write the (uncommitted) benchmark models and their inputs into DIR.
+
+usage: /usr/bin/python3 models/gen/bench_models.py --out DIR [--only NAME ...] [--verify]
+
+  mha_causal_768.onnx            multi-head causal attention, d_model 768, 12 heads, context
+                                 4096, one layer, dynamic batch/seq, opset 17 (torch export)
+  mha_causal_768_ort_fused.onnx  the same weights, attention as one ONNX `Attention` op
+                                 (opset 23, ir_version 10, is_causal=1)
+  gpt2_small.onnx                GPT of GPT-2-small shape (12 layers, 768, 12 heads, vocab
+                                 50257, context 1024), random weights, opset 17
+  inputs_<model>_T<T>/<name>.npy batch 1, T in 128 512 1024 2048 4096 (gpt2_small <= 1024)
+  expected_<model>_T128/<name>.npy  PyTorch outputs at T = 128
+--verify runs ort-run: ORT(mha_causal_768) vs PyTorch, and ORT(ort_fused) vs ORT(unfused),
+both at T = 128, max abs error <= 1e-4.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+import torch
+from torch import nn
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import ort_fused  # noqa: E402
+from attention import MultiHeadAttention  # noqa: E402
+from export import save_npys, torch_export, torch_outputs  # noqa: E402
+from gpt import GPT  # noqa: E402
+from spec import SEQ  # noqa: E402
+
+LENGTHS = (128, 512, 1024, 2048, 4096)
+ORT_RUN = "/work/shared/tools/ort/ort-run"
+
+
+def gpt2_init(module):
+    """GPT-2 style random weights: N(0, 0.02) matrices and embeddings, zero biases."""
+    with torch.no_grad():
+        for m in module.modules():
+            if isinstance(m, (nn.Linear, nn.Embedding)):
+                m.weight.normal_(0.0, 0.02)
+            if isinstance(m, nn.Linear) and m.bias is not None:
+                m.bias.zero_()
+    return module
+
+
+def float_inputs(d_model):
+    return lambda rng, t: {"x": rng.standard_normal((1, t, d_model)).astype(np.float32)}
+
+
+def ids_inputs(vocab):
+    return lambda rng, t: {"input_ids": rng.randint(0, vocab, size=(1, t)).astype(np.int64)}
+
+
+def build_mha():
+    torch.manual_seed(768)
+    return MultiHeadAttention(768, 768, 4096, 12).eval()
+
+
+def build_gpt():
+    torch.manual_seed(124)
+    return gpt2_init(GPT(50257, 768, 12, 12, 1024)).eval()
+
+
+def write_inputs(out, name, make, lengths):
+    for t in lengths:
+        save_npys(os.path.join(out, f"inputs_{name}_T{t}"), make(np.random.RandomState(t), t))
+
+
+def write_torch_model(out, name, module, in_name, out_name, make, lengths):
+    t0 = lengths[0]
+    feeds = make(np.random.RandomState(t0), t0)
+    model = torch_export(module, feeds, [in_name], [out_name],
+                         {in_name: SEQ, out_name: SEQ}, 17)
+    onnx.save_model(model, os.path.join(out, f"{name}.onnx"))
+    write_inputs(out, name, make, lengths)
+    save_npys(os.path.join(out, f"expected_{name}_T{t0}"),
+              torch_outputs(module, feeds, [in_name], [out_name]))
+    print(f"wrote {name}.onnx", flush=True)
+
+
+def ort_run(model, inputs, expected, out):
+    cmd = [ORT_RUN, model, "--inputs", inputs, "--out", out, "--expected", expected]
+    res = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    return json.loads(res.stdout.strip().splitlines()[-1])["outputs"]["y"]["max_abs_err"]
+
+
+def verify(out):
+    inputs = os.path.join(out, "inputs_mha_causal_768_T128")
+    unfused_out = os.path.join(out, "ort_mha_causal_768_T128")
+    err_torch = ort_run(os.path.join(out, "mha_causal_768.onnx"), inputs,
+                        os.path.join(out, "expected_mha_causal_768_T128"), unfused_out)
+    err_fused = ort_run(os.path.join(out, "mha_causal_768_ort_fused.onnx"), inputs,
+                        unfused_out, os.path.join(out, "ort_mha_causal_768_ort_fused_T128"))
+    print(f"T=128: ORT(mha_causal_768) vs PyTorch max abs err {err_torch}; "
+          f"ORT(ort_fused) vs ORT(mha_causal_768) max abs err {err_fused}")
+    return err_torch <= 1e-4 and err_fused <= 1e-4
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--only", nargs="*", choices=["mha", "gpt2"], default=["mha", "gpt2"])
+    ap.add_argument("--verify", action="store_true")
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    torch.set_num_threads(max(1, os.cpu_count() or 1))
+    if "mha" in args.only:
+        mha = build_mha()
+        write_torch_model(args.out, "mha_causal_768", mha, "x", "y", float_inputs(768), LENGTHS)
+        ort_fused.save(ort_fused.build_attention_model(mha),
+                       os.path.join(args.out, "mha_causal_768_ort_fused.onnx"))
+        write_inputs(args.out, "mha_causal_768_ort_fused", float_inputs(768), LENGTHS)
+        print("wrote mha_causal_768_ort_fused.onnx", flush=True)
+    if "gpt2" in args.only:
+        write_torch_model(args.out, "gpt2_small", build_gpt(), "input_ids", "logits",
+                          ids_inputs(50257), [t for t in LENGTHS if t <= 1024])
+    if args.verify and "mha" in args.only and not verify(args.out):
+        sys.exit("verification failed")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,180 @@
+#include "ops/attention/attention_kernel.h"
+
+#include <cmath>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "engine/common/status_macros.h"
+#include "ops/attention/attention_bias.h"
+#include "ops/attention/attention_materialized.h"
+#include "ops/attention/attention_operands.h"
+#include "ops/attention/attention_shapes.h"
+#include "ops/attention/float_staging.h"
+#include "ops/attention/kernels/attention_args.h"
+
+namespace attune::attention {
+namespace {
+
+// nonpad_kv_seqlen: int64 [batch], each count in [0, total_kv_len].
+absl::StatusOr<const int64_t*> CheckNonpadKvSeqlen(const AttentionParams& p, const AttentionShapes& s,
+                                                   const Tensor& t) {
+  if (t.type() != ElementType::kInt64 || t.rank() != 1 || t.shape()[0] != s.batch) {
+    return absl::InvalidArgumentError(absl::StrCat(p.op_name, ": nonpad_kv_seqlen must be int64 of shape [", s.batch,
+                                                   "] (got ", t.DebugString(), ")"));
+  }
+  const int64_t* counts = t.data<int64_t>();
+  for (int64_t b = 0; b < s.batch; ++b) {
+    if (counts[b] < 0 || counts[b] > s.total_kv_len) {
+      return absl::InvalidArgumentError(absl::StrCat(p.op_name, ": nonpad_kv_seqlen[", b, "] = ", counts[b],
+                                                     " is outside [0, ", s.total_kv_len, "]"));
+    }
+  }
+  return counts;
+}
+
+// The causal offset of each batch (one entry when every batch shares it).
+std::vector<int64_t> CausalOffsets(const AttentionParams& p, const AttentionShapes& s, const int64_t* nonpad) {
+  if (p.alignment == CausalAlignment::kBottomRight) return {s.total_kv_len - s.q_len};
+  if (s.has_past) return {s.past_len};
+  // Without a cache ONNX aligns top-left (offset 0), unless nonpad_kv_seqlen
+  // says where each batch's keys end: then that end is the bottom-right corner.
+  if (nonpad == nullptr || !p.causal) return {0};
+  std::vector<int64_t> offsets(static_cast<size_t>(s.batch));
+  for (int64_t b = 0; b < s.batch; ++b) offsets[b] = nonpad[b] - s.q_len;
+  return offsets;
+}
+
+void AdvanceBatch(StridedView& view, int64_t b) {
+  if (view.data != nullptr) view.data += b * view.stride_batch;
+}
+
+// The arguments of batch `b` alone.
+AttentionArgs BatchSlice(const AttentionArgs& a, int64_t b) {
+  AttentionArgs one = a;
+  one.batch = 1;
+  AdvanceBatch(one.q, b);
+  AdvanceBatch(one.k, b);
+  AdvanceBatch(one.v, b);
+  AdvanceBatch(one.bias, b);
+  if (one.y != nullptr) one.y += b * a.y_stride_batch;
+  if (one.kv_valid_len != nullptr) one.kv_valid_len += b;
+  return one;
+}
+
+void SetOutputStrides(const AttentionShapes& s, AttentionArgs& a) {
+  if (s.three_d) {  // (B, Tq, Hq·Dv)
+    a.y_stride_batch = s.q_len * s.q_heads * s.v_head_dim;
+    a.y_stride_head = s.v_head_dim;
+    a.y_stride_seq = s.q_heads * s.v_head_dim;
+  } else {  // (B, Hq, Tq, Dv)
+    a.y_stride_batch = s.q_heads * s.q_len * s.v_head_dim;
+    a.y_stride_head = s.q_len * s.v_head_dim;
+    a.y_stride_seq = s.v_head_dim;
+  }
+}
+
+// A float32 tensor to compute into: the output itself when it is float32.
+absl::StatusOr<Tensor> FloatTarget(const KernelContext& ctx, const Tensor& output) {
+  if (output.type() == ElementType::kFloat32) return output;
+  return ctx.AllocateScratch(ElementType::kFloat32, output.shape());
+}
+
+}  // namespace
+
+absl::Status AttentionKernel::Run(KernelContext& ctx) const {
+  const AttentionParams& p = params_;
+  const Tensor* q = ctx.input(kInputQ);
+  const Tensor* k = ctx.input(kInputK);
+  const Tensor* v = ctx.input(kInputV);
+  if (q == nullptr || k == nullptr || v == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(p.op_name, ": inputs Q, K and V are required"));
+  }
+  const Tensor* mask = ctx.input(kInputMask);
+  const Tensor* past_key = ctx.input(kInputPastKey);
+  const Tensor* past_value = ctx.input(kInputPastValue);
+  const Tensor* nonpad = ctx.input(kInputNonpadKvSeqlen);
+  if (nonpad != nullptr && !p.accepts_nonpad_kv_seqlen) {
+    return absl::InvalidArgumentError(absl::StrCat(p.op_name, ": input 6 (nonpad_kv_seqlen) needs opset 24"));
+  }
+
+  ASSIGN_OR_RETURN(const AttentionShapes s, ResolveAttentionShapes(p, *q, *k, *v, past_key, past_value));
+  const int64_t* valid_keys = nullptr;
+  if (nonpad != nullptr) {
+    ASSIGN_OR_RETURN(valid_keys, CheckNonpadKvSeqlen(p, s, *nonpad));
+  }
+  AttentionBias bias;
+  if (mask != nullptr) {
+    ASSIGN_OR_RETURN(bias, PrepareAttentionBias(ctx, p, s, *mask));
+  }
+  ASSIGN_OR_RETURN(const AttentionOperands operands,
+                   PrepareAttentionOperands(ctx, s, *q, *k, *v, past_key, past_value));
+
+  ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(kOutputY, s.type, s.y_shape()));
+  ASSIGN_OR_RETURN(Tensor y_f32, FloatTarget(ctx, *y));
+  Tensor* qk = nullptr;
+  Tensor qk_f32;
+  if (kOutputQk < ctx.num_outputs() && ctx.output_wanted(kOutputQk)) {
+    ASSIGN_OR_RETURN(qk, ctx.AllocateOutput(kOutputQk, s.type, s.qk_shape()));
+    ASSIGN_OR_RETURN(qk_f32, FloatTarget(ctx, *qk));
+  }
+
+  AttentionArgs args;
+  args.batch = s.batch;
+  args.q_heads = s.q_heads;
+  args.kv_heads = s.kv_heads;
+  args.q_len = s.q_len;
+  args.kv_len = s.total_kv_len;
+  args.head_dim = s.head_dim;
+  args.v_head_dim = s.v_head_dim;
+  args.q = operands.q;
+  args.k = operands.k;
+  args.v = operands.v;
+  args.y = y_f32.data<float>();
+  SetOutputStrides(s, args);
+  args.scale =
+      p.scale.has_value() ? *p.scale : (s.head_dim > 0 ? 1.0f / std::sqrt(static_cast<float>(s.head_dim)) : 1.0f);
+  args.softcap = p.softcap;
+  args.causal = p.causal;
+  args.window = p.window;
+  args.bias = bias.view;
+  args.kv_valid_len = valid_keys;
+  args.threads = ctx.threads();
+
+  // The fused kernels apply a softcap after the bias; ONNX applies it before,
+  // so that combination (and the materialised score output) takes the
+  // row-by-row path, which follows ONNX's order exactly.
+  const bool materialize = qk != nullptr || (p.softcap > 0.0f && args.bias.data != nullptr);
+  float* qk_data = qk != nullptr ? qk_f32.data<float>() : nullptr;
+  auto compute = [&](const AttentionArgs& a, float* qk_out) {
+    return materialize ? RunMaterializedAttention(a, qk_out, p.qk_output_mode)
+                       : RunAttention(a, ctx.options().attention_backend);
+  };
+  const std::vector<int64_t> offsets = CausalOffsets(p, s, valid_keys);
+  if (offsets.size() == 1) {
+    args.causal_offset = offsets[0];
+    RETURN_IF_ERROR(compute(args, qk_data));
+  } else {
+    const int64_t qk_batch_stride = s.q_heads * s.q_len * s.total_kv_len;
+    for (int64_t b = 0; b < s.batch; ++b) {
+      AttentionArgs one = BatchSlice(args, b);
+      one.causal_offset = offsets[b];
+      RETURN_IF_ERROR(compute(one, qk_data != nullptr ? qk_data + b * qk_batch_stride : nullptr));
+    }
+  }
+
+  if (y->type() != ElementType::kFloat32) StoreFromFloat32(y_f32.data<float>(), *y);
+  if (qk != nullptr && qk->type() != ElementType::kFloat32) StoreFromFloat32(qk_f32.data<float>(), *qk);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<Kernel>> CreateMultiHeadAttentionKernel(const KernelInfo& info) {
+  ASSIGN_OR_RETURN(AttentionParams params, ParseMultiHeadAttentionParams(info));
+  return std::unique_ptr<Kernel>(std::make_unique<AttentionKernel>(params));
+}
+
+absl::StatusOr<std::unique_ptr<Kernel>> CreateOnnxAttentionKernel(const KernelInfo& info) {
+  ASSIGN_OR_RETURN(AttentionParams params, ParseOnnxAttentionParams(info));
+  return std::unique_ptr<Kernel>(std::make_unique<AttentionKernel>(params));
+}
+
+}  // namespace attune::attention

@@ -1,0 +1,97 @@
+#include "ops/attention/attention_operands.h"
+
+#include <cstring>
+
+#include "engine/common/status_macros.h"
+#include "ops/attention/attention_params.h"
+#include "ops/attention/float_staging.h"
+
+namespace attune::attention {
+namespace {
+
+// Writes Concat(past, new) along the sequence into `present` (B, H, P+T, D),
+// copying bytes so that every element type goes through unchanged.
+void ConcatCache(const AttentionShapes& s, int64_t dim, const Tensor* past, const Tensor& fresh, Tensor& present) {
+  const size_t elem = ElementSize(present.type());
+  const size_t row_bytes = static_cast<size_t>(dim) * elem;
+  const int64_t heads = s.kv_heads;
+  const int64_t past_len = s.past_len;
+  const int64_t new_len = s.new_kv_len;
+  auto* out = static_cast<unsigned char*>(present.raw_data());
+  const auto* old_rows = past != nullptr ? static_cast<const unsigned char*>(past->raw_data()) : nullptr;
+  const auto* new_rows = static_cast<const unsigned char*>(fresh.raw_data());
+  for (int64_t b = 0; b < s.batch; ++b) {
+    for (int64_t h = 0; h < heads; ++h) {
+      unsigned char* dst = out + static_cast<size_t>((b * heads + h) * s.total_kv_len) * row_bytes;
+      const size_t past_block = static_cast<size_t>(past_len) * row_bytes;
+      if (past_block > 0) {
+        std::memcpy(dst, old_rows + static_cast<size_t>(b * heads + h) * past_block, past_block);
+        dst += past_block;
+      }
+      for (int64_t t = 0; t < new_len; ++t) {
+        const int64_t row = s.three_d ? (b * new_len + t) * heads + h : (b * heads + h) * new_len + t;
+        if (row_bytes > 0) std::memcpy(dst, new_rows + static_cast<size_t>(row) * row_bytes, row_bytes);
+        dst += row_bytes;
+      }
+    }
+  }
+}
+
+// The keys (or values) the computation reads, as a float view, and the
+// present output when wanted.
+absl::Status PrepareCache(KernelContext& ctx, const AttentionShapes& s, int64_t dim, const Tensor* past,
+                          const Tensor& fresh, int present_output, std::vector<int64_t> present_shape,
+                          StridedView& view, std::vector<Tensor>& buffers) {
+  const bool want_present = present_output < ctx.num_outputs() && ctx.output_wanted(present_output);
+  if (past == nullptr && !want_present) {
+    ASSIGN_OR_RETURN(Tensor staged, StageAsFloat32(ctx, fresh));
+    view = HeadView(staged.data<float>(), s.three_d, s.kv_heads, s.new_kv_len, dim);
+    buffers.push_back(std::move(staged));
+    return absl::OkStatus();
+  }
+  Tensor present;
+  if (want_present) {
+    ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(present_output, s.type, std::move(present_shape)));
+    present = *out;
+  } else {
+    ASSIGN_OR_RETURN(present, ctx.AllocateScratch(s.type, std::move(present_shape)));
+  }
+  ConcatCache(s, dim, past, fresh, present);
+  ASSIGN_OR_RETURN(Tensor staged, StageAsFloat32(ctx, present));
+  view = HeadView(staged.data<float>(), /*three_d=*/false, s.kv_heads, s.total_kv_len, dim);
+  buffers.push_back(std::move(staged));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+StridedView HeadView(const float* data, bool three_d, int64_t heads, int64_t seq, int64_t dim) {
+  StridedView view;
+  view.data = data;
+  if (three_d) {
+    view.stride_batch = seq * heads * dim;
+    view.stride_head = dim;
+    view.stride_seq = heads * dim;
+  } else {
+    view.stride_batch = heads * seq * dim;
+    view.stride_head = seq * dim;
+    view.stride_seq = dim;
+  }
+  return view;
+}
+
+absl::StatusOr<AttentionOperands> PrepareAttentionOperands(KernelContext& ctx, const AttentionShapes& s,
+                                                           const Tensor& q, const Tensor& k, const Tensor& v,
+                                                           const Tensor* past_key, const Tensor* past_value) {
+  AttentionOperands ops;
+  ASSIGN_OR_RETURN(Tensor staged_q, StageAsFloat32(ctx, q));
+  ops.q = HeadView(staged_q.data<float>(), s.three_d, s.q_heads, s.q_len, s.head_dim);
+  ops.buffers.push_back(std::move(staged_q));
+  RETURN_IF_ERROR(
+      PrepareCache(ctx, s, s.head_dim, past_key, k, kOutputPresentKey, s.present_key_shape(), ops.k, ops.buffers));
+  RETURN_IF_ERROR(PrepareCache(ctx, s, s.v_head_dim, past_value, v, kOutputPresentValue, s.present_value_shape(), ops.v,
+                               ops.buffers));
+  return ops;
+}
+
+}  // namespace attune::attention

@@ -1,0 +1,34 @@
+// The float views the attention computation reads: Q, and K, V after the KV
+// cache (past ++ new). Also produces the present_key / present_value outputs.
+#pragma once
+
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "attune/tensor.h"
+#include "ops/attention/attention_shapes.h"
+#include "ops/attention/kernels/attention_args.h"
+#include "ops/kernel.h"
+
+namespace attune::attention {
+
+struct AttentionOperands {
+  StridedView q;  // [batch][q_heads][q_len][head_dim]
+  StridedView k;  // [batch][kv_heads][total_kv_len][head_dim]
+  StridedView v;  // [batch][kv_heads][total_kv_len][v_head_dim]
+  /// Converted or concatenated data the views point into.
+  std::vector<Tensor> buffers;
+};
+
+/// A [B][H][T][D] view of contiguous data laid out as (B, T, H·D) when
+/// `three_d`, else as (B, H, T, D).
+StridedView HeadView(const float* data, bool three_d, int64_t heads, int64_t seq, int64_t dim);
+
+/// Builds the views (zero-copy for float32 inputs without a cache) and writes
+/// present_key / present_value (= Concat(past, new) along the sequence, 4-D,
+/// in the input element type) when the node asks for them.
+absl::StatusOr<AttentionOperands> PrepareAttentionOperands(KernelContext& ctx, const AttentionShapes& s,
+                                                           const Tensor& q, const Tensor& k, const Tensor& v,
+                                                           const Tensor* past_key, const Tensor* past_value);
+
+}  // namespace attune::attention

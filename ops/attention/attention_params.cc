@@ -1,0 +1,125 @@
+#include "ops/attention/attention_params.h"
+
+#include <cmath>
+#include <initializer_list>
+#include <string_view>
+
+#include "absl/strings/str_cat.h"
+#include "engine/common/status_macros.h"
+#include "engine/common/strings.h"
+
+namespace attune::attention {
+namespace {
+
+// A misspelt attribute must not silently fall back to its default.
+absl::Status CheckKnownAttributes(const KernelInfo& info, const char* op,
+                                  std::initializer_list<std::string_view> known) {
+  for (const auto& [name, value] : info.attrs().all()) {
+    bool found = false;
+    for (std::string_view k : known) found = found || k == name;
+    if (!found) return absl::UnimplementedError(absl::StrCat(op, ": unsupported attribute '", name, "'"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<int64_t> PositiveOrAbsent(const Attributes& attrs, const char* op, const char* name) {
+  ASSIGN_OR_RETURN(int64_t v, attrs.GetInt(name, 0));
+  if (attrs.Has(name) && v <= 0) {
+    return absl::InvalidArgumentError(absl::StrCat(op, ": attribute ", name, " must be > 0 (got ", v, ")"));
+  }
+  return v;
+}
+
+absl::StatusOr<bool> Flag(const Attributes& attrs, const char* op, const char* name) {
+  ASSIGN_OR_RETURN(int64_t v, attrs.GetInt(name, 0));
+  if (v != 0 && v != 1) {
+    return absl::InvalidArgumentError(absl::StrCat(op, ": attribute ", name, " must be 0 or 1 (got ", v, ")"));
+  }
+  return v == 1;
+}
+
+absl::Status ParseCommon(const Attributes& attrs, const char* q_heads_name, AttentionParams& p) {
+  ASSIGN_OR_RETURN(p.q_heads, PositiveOrAbsent(attrs, p.op_name, q_heads_name));
+  ASSIGN_OR_RETURN(p.kv_heads, PositiveOrAbsent(attrs, p.op_name, "kv_num_heads"));
+  if (attrs.Has("scale")) {
+    ASSIGN_OR_RETURN(float scale, attrs.GetFloat("scale"));
+    if (!std::isfinite(scale)) {
+      return absl::InvalidArgumentError(absl::StrCat(p.op_name, ": attribute scale must be finite"));
+    }
+    p.scale = scale;
+  }
+  ASSIGN_OR_RETURN(p.softcap, attrs.GetFloat("softcap", 0.0f));
+  if (!std::isfinite(p.softcap) || p.softcap < 0.0f) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(p.op_name, ": attribute softcap must be finite and >= 0 (got ", p.softcap, ")"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckArity(const KernelInfo& info, const char* op, int max_inputs, int max_outputs) {
+  if (info.num_inputs() < 3) {
+    return absl::InvalidArgumentError(absl::StrCat(op, ": needs inputs Q, K and V (got ", info.num_inputs(), ")"));
+  }
+  for (int i = 0; i < 3; ++i) {
+    if (!info.input_present[i]) {
+      return absl::InvalidArgumentError(absl::StrCat(op, ": input ", i, " (Q, K, V) may not be omitted"));
+    }
+  }
+  if (info.num_inputs() > max_inputs) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(op, ": at most ", max_inputs, " inputs at this version (got ", info.num_inputs(), ")"));
+  }
+  if (info.num_outputs > max_outputs) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(op, ": at most ", max_outputs, " outputs (got ", info.num_outputs, ")"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<AttentionParams> ParseMultiHeadAttentionParams(const KernelInfo& info) {
+  AttentionParams p;
+  p.op_name = "MultiHeadAttention";
+  const Attributes& attrs = info.attrs();
+  RETURN_IF_ERROR(
+      CheckKnownAttributes(info, p.op_name, {"num_heads", "kv_num_heads", "scale", "causal", "window", "softcap"}));
+  RETURN_IF_ERROR(CheckArity(info, p.op_name, /*max_inputs=*/6, /*max_outputs=*/3));
+  RETURN_IF_ERROR(ParseCommon(attrs, "num_heads", p));
+  ASSIGN_OR_RETURN(p.causal, Flag(attrs, p.op_name, "causal"));
+  ASSIGN_OR_RETURN(p.window, attrs.GetInt("window", 0));
+  if (p.window < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(p.op_name, ": attribute window must be >= 0 (got ", p.window, ")"));
+  }
+  p.alignment = CausalAlignment::kBottomRight;
+  p.short_mask_keys = ShortMaskKeys::kBroadcast;
+  return p;
+}
+
+absl::StatusOr<AttentionParams> ParseOnnxAttentionParams(const KernelInfo& info) {
+  AttentionParams p;
+  p.op_name = "Attention";
+  const Attributes& attrs = info.attrs();
+  RETURN_IF_ERROR(CheckKnownAttributes(
+      info, p.op_name,
+      {"is_causal", "q_num_heads", "kv_num_heads", "scale", "softcap", "qk_matmul_output_mode", "softmax_precision"}));
+  p.accepts_nonpad_kv_seqlen = info.opset >= 24;
+  RETURN_IF_ERROR(CheckArity(info, p.op_name, p.accepts_nonpad_kv_seqlen ? 7 : 6, /*max_outputs=*/4));
+  RETURN_IF_ERROR(ParseCommon(attrs, "q_num_heads", p));
+  ASSIGN_OR_RETURN(p.causal, Flag(attrs, p.op_name, "is_causal"));
+  ASSIGN_OR_RETURN(int64_t mode, attrs.GetInt("qk_matmul_output_mode", 0));
+  if (mode < 0 || mode > 3) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(p.op_name, ": attribute qk_matmul_output_mode must be 0, 1, 2 or 3 (got ", mode, ")"));
+  }
+  p.qk_output_mode = static_cast<QkOutputMode>(mode);
+  // softmax_precision only asks for at least the input precision; every path
+  // here computes the softmax in float or double, so it needs no handling.
+  ASSIGN_OR_RETURN(int64_t precision, attrs.GetInt("softmax_precision", 1));
+  (void)precision;
+  p.alignment = CausalAlignment::kOnnx;
+  p.short_mask_keys = ShortMaskKeys::kHide;
+  return p;
+}
+
+}  // namespace attune::attention

@@ -1,0 +1,77 @@
+// The one parameter block both attention ops (attune.MultiHeadAttention and
+// ONNX Attention) are mapped onto; everything after attribute parsing is shared.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "absl/status/statusor.h"
+#include "ops/kernel.h"
+
+namespace attune::attention {
+
+/// Where the causal diagonal sits when there are more keys than queries.
+enum class CausalAlignment {
+  /// The last query sees the last key: offset = total_kv_len - q_len.
+  kBottomRight,
+  /// ONNX Attention: offset = past length when past_key is given, else
+  /// nonpad_kv_seqlen[b] - q_len when that input is given, else 0 (top-left).
+  kOnnx,
+};
+
+/// Which intermediate ONNX Attention's optional 4th output holds. The numbers
+/// follow the order of the computation: scale, softcap, mask, softmax.
+enum class QkOutputMode : int {
+  kScaled = 0,      // scale·Q·Kᵀ
+  kSoftcapped = 1,  // after the softcap (equal to kScaled without softcap)
+  kMasked = 2,      // after adding the mask, causal and padding biases (-inf where hidden)
+  kSoftmax = 3,     // the attention probabilities
+};
+
+/// How a mask whose last dimension is shorter than the total key count is read.
+enum class ShortMaskKeys {
+  kBroadcast,  // numpy rule: only a last dimension of 1 is allowed, and it broadcasts
+  kHide,       // ONNX Attention: the missing trailing keys are masked out (padding with -inf / false)
+};
+
+struct AttentionParams {
+  const char* op_name = "attention";  // for error messages
+  /// Head counts from attributes; 0 when not given (then taken from 4-D
+  /// shapes, and kv_heads defaults to q_heads).
+  int64_t q_heads = 0;
+  int64_t kv_heads = 0;
+  /// Multiplies Q·Kᵀ; 1/√head_dim when not given.
+  std::optional<float> scale;
+  bool causal = false;
+  CausalAlignment alignment = CausalAlignment::kBottomRight;
+  /// > 0: a query sees itself and the window - 1 keys before it (keys are
+  /// bounded on the left only; with causal this is a sliding window).
+  int64_t window = 0;
+  /// > 0: scores become softcap·tanh(scores/softcap) before the mask is added.
+  float softcap = 0.0f;
+  QkOutputMode qk_output_mode = QkOutputMode::kScaled;
+  ShortMaskKeys short_mask_keys = ShortMaskKeys::kBroadcast;
+  /// Whether input 6 (nonpad_kv_seqlen) exists in this op version.
+  bool accepts_nonpad_kv_seqlen = false;
+};
+
+/// Input and output positions, the same for both ops.
+inline constexpr int kInputQ = 0;
+inline constexpr int kInputK = 1;
+inline constexpr int kInputV = 2;
+inline constexpr int kInputMask = 3;
+inline constexpr int kInputPastKey = 4;
+inline constexpr int kInputPastValue = 5;
+inline constexpr int kInputNonpadKvSeqlen = 6;
+inline constexpr int kOutputY = 0;
+inline constexpr int kOutputPresentKey = 1;
+inline constexpr int kOutputPresentValue = 2;
+inline constexpr int kOutputQk = 3;
+
+/// attune.MultiHeadAttention: num_heads, kv_num_heads, scale, causal, window, softcap.
+absl::StatusOr<AttentionParams> ParseMultiHeadAttentionParams(const KernelInfo& info);
+/// ONNX Attention (opset 23, 24): is_causal, q_num_heads, kv_num_heads, scale,
+/// softcap, qk_matmul_output_mode, softmax_precision.
+absl::StatusOr<AttentionParams> ParseOnnxAttentionParams(const KernelInfo& info);
+
+}  // namespace attune::attention

@@ -1,0 +1,16 @@
+// "Add node 'layer0/add'": the prefix of a kernel's error messages.
+#pragma once
+
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "engine/common/strings.h"
+#include "ops/kernel.h"
+
+namespace attune {
+
+inline std::string NodeLabel(const KernelInfo& info) {
+  return absl::StrCat(Sv(info.op_type), " node '", Sv(info.node_name), "'");
+}
+
+}  // namespace attune

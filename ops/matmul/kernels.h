@@ -1,0 +1,18 @@
+// Kernel factories of the matmul family (registered in register.cc).
+#pragma once
+
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "ops/kernel.h"
+
+namespace attune {
+
+/// ONNX MatMul (opsets 1, 9, 13): numpy matrix product.
+absl::StatusOr<std::unique_ptr<Kernel>> MakeMatMulKernel(const KernelInfo& info);
+/// ONNX Gemm (opsets 7 to 10: C required; 11 and later: C optional).
+absl::StatusOr<std::unique_ptr<Kernel>> MakeGemmKernel(const KernelInfo& info, bool c_required);
+/// ONNX Einsum (opset 12).
+absl::StatusOr<std::unique_ptr<Kernel>> MakeEinsumKernel(const KernelInfo& info);
+
+}  // namespace attune

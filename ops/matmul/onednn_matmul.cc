@@ -1,0 +1,277 @@
+#include "ops/matmul/onednn_matmul.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "oneapi/dnnl/dnnl.hpp"
+
+namespace attune {
+namespace {
+
+using dnnl::memory;
+using Dims = memory::dims;
+constexpr int64_t kRuntime = DNNL_RUNTIME_DIM_VAL;
+// Rows of the matmul used to ask oneDNN for its preferred weight layout; the
+// layout depends on K, N and the ISA, not on the row count (checked for 1..4096).
+constexpr int64_t kLayoutProbeRows = 128;
+// Cached primitives per kernel / per process before the cache is reset.
+constexpr size_t kMaxCachedPrimitives = 256;
+
+const dnnl::engine& CpuEngine() {
+  static const dnnl::engine* engine = new dnnl::engine(dnnl::engine::kind::cpu, 0);
+  return *engine;
+}
+
+absl::Status FromDnnlError(const char* what, const dnnl::error& e) {
+  return absl::InternalError(absl::StrCat("oneDNN ", what, " failed: ", e.what()));
+}
+
+// Sets the calling thread's OpenMP team size for the duration of one call.
+// The executor sets it per calling thread already; this only narrows or widens
+// it when the kernel was asked for an explicit count, and restores it after.
+class OmpTeamScope {
+ public:
+  explicit OmpTeamScope(int threads) : saved_(omp_get_max_threads()) {
+    if (threads > 0 && threads != saved_) {
+      omp_set_num_threads(threads);
+      changed_ = true;
+    }
+  }
+  ~OmpTeamScope() {
+    if (changed_) omp_set_num_threads(saved_);
+  }
+  OmpTeamScope(const OmpTeamScope&) = delete;
+  OmpTeamScope& operator=(const OmpTeamScope&) = delete;
+
+ private:
+  int saved_;
+  bool changed_ = false;
+};
+
+// oneDNN's own parallel sections size their team when the primitive is
+// created, so a primitive is only reused at the team size it was made for.
+int CurrentTeamSize() { return omp_in_parallel() ? 1 : omp_get_max_threads(); }
+
+// Per-thread scratchpad: primitives use the user-managed scratchpad so that
+// concurrent executions never share library-owned scratch memory.
+void* ThreadScratch(size_t bytes) {
+  thread_local std::vector<char> buffer;
+  if (buffer.size() < bytes + 64) buffer.resize(bytes + 64);
+  auto address = reinterpret_cast<uintptr_t>(buffer.data());
+  return reinterpret_cast<void*>((address + 63) & ~uintptr_t{63});
+}
+
+dnnl::primitive_attr UserScratchpadAttr() {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+struct Primitive {
+  dnnl::matmul matmul;
+  memory::desc scratchpad;
+};
+
+void Execute(const Primitive& p, std::unordered_map<int, memory>& args) {
+  const dnnl::engine& engine = CpuEngine();
+  const size_t scratch_bytes = p.scratchpad.get_size();
+  if (scratch_bytes > 0) args.emplace(DNNL_ARG_SCRATCHPAD, memory(p.scratchpad, engine, ThreadScratch(scratch_bytes)));
+  dnnl::stream stream(engine);
+  p.matmul.execute(stream, args);
+  stream.wait();
+}
+
+// Dense strides of `dims` in row-major order, with the last two swapped when
+// `transposed` (the operand is stored as [..., cols, rows]).
+Dims DenseStrides(const Dims& dims, bool transposed) {
+  const size_t r = dims.size();
+  Dims stored = dims;
+  if (transposed) std::swap(stored[r - 1], stored[r - 2]);
+  Dims stored_strides(r);
+  int64_t stride = 1;
+  for (size_t i = r; i-- > 0;) {
+    stored_strides[i] = stride;
+    stride *= stored[i];
+  }
+  if (transposed) std::swap(stored_strides[r - 1], stored_strides[r - 2]);
+  return stored_strides;
+}
+
+// The same with every stride that depends on a runtime dim left to run time.
+Dims RuntimeStrides(size_t rank, bool transposed) {
+  Dims strides(rank, kRuntime);
+  strides[transposed ? rank - 2 : rank - 1] = 1;
+  return strides;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// Packed constant weights.
+
+struct OneDnnPackedMatMul::Impl {
+  int64_t k = 0, n = 0;
+  memory::desc weights_md;
+  memory packed;             // owns the reordered weights
+  std::vector<float> bias;   // empty when there is none
+  mutable std::mutex mutex;  // guards `primitives`
+  mutable absl::flat_hash_map<std::pair<int64_t, int>, std::shared_ptr<const Primitive>> primitives;
+
+  memory::desc SrcDesc(int64_t m) const { return memory::desc({m, k}, memory::data_type::f32, memory::format_tag::ab); }
+  memory::desc DstDesc(int64_t m) const { return memory::desc({m, n}, memory::data_type::f32, memory::format_tag::ab); }
+  memory::desc BiasDesc() const { return memory::desc({1, n}, memory::data_type::f32, memory::format_tag::ab); }
+
+  dnnl::matmul::primitive_desc MakePd(int64_t m, const memory::desc& weights) const {
+    const dnnl::matmul::desc desc = bias.empty() ? dnnl::matmul::desc(SrcDesc(m), weights, DstDesc(m))
+                                                 : dnnl::matmul::desc(SrcDesc(m), weights, BiasDesc(), DstDesc(m));
+    return dnnl::matmul::primitive_desc(desc, UserScratchpadAttr(), CpuEngine());
+  }
+
+  std::shared_ptr<const Primitive> Get(int64_t m) const {
+    const std::pair<int64_t, int> key(m, CurrentTeamSize());
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      auto it = primitives.find(key);
+      if (it != primitives.end()) return it->second;
+    }
+    // Created outside the lock: creation takes a fraction of a millisecond and
+    // two threads racing on the same key only waste one creation.
+    auto pd = MakePd(m, weights_md);
+    auto made = std::make_shared<const Primitive>(Primitive{dnnl::matmul(pd), pd.scratchpad_desc()});
+    std::lock_guard<std::mutex> lock(mutex);
+    if (primitives.size() >= kMaxCachedPrimitives) primitives.clear();
+    return primitives.try_emplace(key, std::move(made)).first->second;
+  }
+};
+
+OneDnnPackedMatMul::OneDnnPackedMatMul(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+OneDnnPackedMatMul::~OneDnnPackedMatMul() = default;
+int64_t OneDnnPackedMatMul::k() const { return impl_->k; }
+int64_t OneDnnPackedMatMul::n() const { return impl_->n; }
+
+absl::StatusOr<std::unique_ptr<OneDnnPackedMatMul>> OneDnnPackedMatMul::Create(const float* b, int64_t k, int64_t n,
+                                                                              const Options& options) {
+  if (k <= 0 || n <= 0) return absl::InvalidArgumentError("OneDnnPackedMatMul: K and N must be positive");
+  auto impl = std::make_unique<Impl>();
+  impl->k = k;
+  impl->n = n;
+  if (options.bias != nullptr) impl->bias.assign(options.bias, options.bias + n);
+  try {
+    const memory::desc any({k, n}, memory::data_type::f32, memory::format_tag::any);
+    impl->weights_md = impl->MakePd(kLayoutProbeRows, any).weights_desc();
+
+    std::vector<float> scaled;
+    const float* source = b;
+    if (options.alpha != 1.0f) {
+      scaled.assign(b, b + k * n);
+      for (float& v : scaled) v *= options.alpha;
+      source = scaled.data();
+    }
+    const memory::desc plain({k, n}, memory::data_type::f32,
+                             options.transpose_b ? Dims{1, k} : Dims{n, 1});
+    memory source_mem(plain, CpuEngine(), const_cast<float*>(source));
+    impl->packed = memory(impl->weights_md, CpuEngine());
+    dnnl::stream stream(CpuEngine());
+    dnnl::reorder(source_mem, impl->packed).execute(stream, source_mem, impl->packed);
+    stream.wait();
+  } catch (const dnnl::error& e) {
+    return FromDnnlError("weight packing", e);
+  }
+  return std::unique_ptr<OneDnnPackedMatMul>(new OneDnnPackedMatMul(std::move(impl)));
+}
+
+absl::Status OneDnnPackedMatMul::Run(const float* a, int64_t m, float* c, int threads) const {
+  if (m == 0) return absl::OkStatus();
+  OmpTeamScope team(threads);
+  try {
+    std::shared_ptr<const Primitive> p = impl_->Get(m);
+    const dnnl::engine& engine = CpuEngine();
+    std::unordered_map<int, memory> args{
+        {DNNL_ARG_SRC, memory(impl_->SrcDesc(m), engine, const_cast<float*>(a))},
+        {DNNL_ARG_WEIGHTS, impl_->packed},
+        {DNNL_ARG_DST, memory(impl_->DstDesc(m), engine, c)}};
+    if (!impl_->bias.empty())
+      args.emplace(DNNL_ARG_BIAS, memory(impl_->BiasDesc(), engine, const_cast<float*>(impl_->bias.data())));
+    Execute(*p, args);
+  } catch (const dnnl::error& e) {
+    return FromDnnlError("matmul", e);
+  }
+  return absl::OkStatus();
+}
+
+// ---------------------------------------------------------------------------
+// General products with runtime M, N, K.
+
+bool OneDnnMatMulSupportsBatchRank(size_t batch_rank) { return batch_rank + 2 <= DNNL_MAX_NDIMS; }
+
+namespace {
+
+std::shared_ptr<const Primitive> BatchedPrimitive(const MatMulShape& s, bool trans_a, bool trans_b) {
+  static std::mutex mutex;
+  static auto* cache = new absl::flat_hash_map<std::vector<int64_t>, std::shared_ptr<const Primitive>>();
+  std::vector<int64_t> key{CurrentTeamSize(), trans_a, trans_b, static_cast<int64_t>(s.out_batch.size())};
+  key.insert(key.end(), s.a_batch.begin(), s.a_batch.end());
+  key.insert(key.end(), s.b_batch.begin(), s.b_batch.end());
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = cache->find(key);
+    if (it != cache->end()) return it->second;
+  }
+  const size_t rank = s.out_batch.size() + 2;
+  auto with_matrix = [](const std::vector<int64_t>& batch) {
+    Dims dims(batch.begin(), batch.end());
+    dims.push_back(kRuntime);
+    dims.push_back(kRuntime);
+    return dims;
+  };
+  const memory::desc a_md(with_matrix(s.a_batch), memory::data_type::f32, RuntimeStrides(rank, trans_a));
+  const memory::desc b_md(with_matrix(s.b_batch), memory::data_type::f32, RuntimeStrides(rank, trans_b));
+  const memory::desc c_md(with_matrix(s.out_batch), memory::data_type::f32, RuntimeStrides(rank, false));
+  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, c_md), UserScratchpadAttr(), CpuEngine());
+  auto made = std::make_shared<const Primitive>(Primitive{dnnl::matmul(pd), pd.scratchpad_desc()});
+  std::lock_guard<std::mutex> lock(mutex);
+  if (cache->size() >= kMaxCachedPrimitives) cache->clear();
+  return cache->try_emplace(std::move(key), std::move(made)).first->second;
+}
+
+}  // namespace
+
+absl::Status OneDnnMatMul(const MatMulShape& s, const float* a, const float* b, float* c, int threads, bool trans_a,
+                          bool trans_b) {
+  if (s.m == 0 || s.n == 0 || s.batch_count() == 0) return absl::OkStatus();
+  if (s.k == 0) {
+    std::fill(c, c + s.batch_count() * s.m * s.n, 0.0f);
+    return absl::OkStatus();
+  }
+  if (!OneDnnMatMulSupportsBatchRank(s.out_batch.size()))
+    return absl::UnimplementedError(absl::StrCat("oneDNN matmul takes at most ", DNNL_MAX_NDIMS - 2,
+                                                 " batch dims, got ", s.out_batch.size()));
+  if (trans_a && !s.out_batch.empty()) return absl::InternalError("OneDnnMatMul: trans_a needs an unbatched A");
+  OmpTeamScope team(threads);
+  try {
+    std::shared_ptr<const Primitive> p = BatchedPrimitive(s, trans_a, trans_b);
+    auto concrete = [](const std::vector<int64_t>& batch, int64_t rows, int64_t cols, bool transposed) {
+      Dims dims(batch.begin(), batch.end());
+      dims.push_back(rows);
+      dims.push_back(cols);
+      return memory::desc(dims, memory::data_type::f32, DenseStrides(dims, transposed));
+    };
+    const dnnl::engine& engine = CpuEngine();
+    std::unordered_map<int, memory> args{
+        {DNNL_ARG_SRC, memory(concrete(s.a_batch, s.m, s.k, trans_a), engine, const_cast<float*>(a))},
+        {DNNL_ARG_WEIGHTS, memory(concrete(s.b_batch, s.k, s.n, trans_b), engine, const_cast<float*>(b))},
+        {DNNL_ARG_DST, memory(concrete(s.out_batch, s.m, s.n, false), engine, c)}};
+    Execute(*p, args);
+  } catch (const dnnl::error& e) {
+    return FromDnnlError("matmul", e);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace attune

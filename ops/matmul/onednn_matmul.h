@@ -1,0 +1,52 @@
+// float32 matrix products through oneDNN. This is the only file pair that
+// includes oneDNN's matmul API: the 2.x op-descriptor API used here changes in
+// 3.x, so the rest of the engine sees only these two entry points.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "ops/matmul/matmul_shape.h"
+
+namespace attune {
+
+/// A constant right-hand matrix reordered once, at prepare time, into the
+/// blocked layout oneDNN prefers, multiplied by any number of rows at run time.
+/// Primitives are created per (rows, threads) and cached; Run is thread-safe.
+class OneDnnPackedMatMul {
+ public:
+  struct Options {
+    bool transpose_b = false;  // b is stored [N, K] instead of [K, N]
+    float alpha = 1.0f;        // folded into the packed weights
+    const float* bias = nullptr;  // optional [N] row added to every output row
+  };
+  static absl::StatusOr<std::unique_ptr<OneDnnPackedMatMul>> Create(const float* b, int64_t k, int64_t n,
+                                                                   const Options& options);
+  ~OneDnnPackedMatMul();
+
+  int64_t k() const;
+  int64_t n() const;
+  /// c[M, N] = alpha · a[M, K] · B (+ bias), all row-major. `threads` > 0
+  /// sets the OpenMP team size for this call only.
+  absl::Status Run(const float* a, int64_t m, float* c, int threads) const;
+
+ private:
+  struct Impl;
+  explicit OneDnnPackedMatMul(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+/// c = a·b for float32 operands laid out as `shape` describes (dense
+/// row-major, numpy batch broadcasting). trans_a / trans_b: the operand is
+/// stored with its last two dims swapped; trans_a needs an unbatched A.
+/// Primitives use runtime M, N and K and are cached per batch shape, so new
+/// sequence lengths cost no primitive creation.
+absl::Status OneDnnMatMul(const MatMulShape& shape, const float* a, const float* b, float* c, int threads,
+                          bool trans_a = false, bool trans_b = false);
+
+/// Whether OneDnnMatMul takes this many batch dims (oneDNN's rank limit).
+bool OneDnnMatMulSupportsBatchRank(size_t batch_rank);
+
+}  // namespace attune

@@ -1,0 +1,16 @@
+// Kernel factories of the normalization family (registered in register.cc).
+#pragma once
+
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "ops/kernel.h"
+
+namespace attune {
+
+/// ONNX LayerNormalization (opset 17): Y and optional Mean, InvStdDev.
+absl::StatusOr<std::unique_ptr<Kernel>> MakeLayerNormalizationKernel(const KernelInfo& info);
+/// ONNX RMSNormalization (opset 23).
+absl::StatusOr<std::unique_ptr<Kernel>> MakeRmsNormalizationKernel(const KernelInfo& info);
+
+}  // namespace attune

@@ -1,0 +1,132 @@
+#include "ops/norm/normalize_rows.h"
+
+#include <cmath>
+#include <type_traits>
+#include <vector>
+
+namespace attune {
+namespace {
+
+template <typename C, typename T>
+inline C LoadAs(T v) {
+  if constexpr (std::is_same_v<T, Float16>) return static_cast<C>(HalfToFloat(v));
+  else if constexpr (std::is_same_v<T, BFloat16>) return static_cast<C>(BFloat16ToFloat(v));
+  else return static_cast<C>(v);
+}
+
+template <typename T, typename C>
+inline T StoreAs(C v) {
+  if constexpr (std::is_same_v<T, Float16>) return FloatToHalf(static_cast<float>(v));
+  else if constexpr (std::is_same_v<T, BFloat16>) return FloatToBFloat16(static_cast<float>(v));
+  else return static_cast<T>(v);
+}
+
+template <typename C>
+void StoreStat(Tensor* out, int64_t row, C value) {
+  if (out == nullptr) return;
+  switch (out->type()) {
+    case ElementType::kFloat32: out->data<float>()[row] = static_cast<float>(value); break;
+    case ElementType::kFloat64: out->data<double>()[row] = static_cast<double>(value); break;
+    case ElementType::kBFloat16: out->data<BFloat16>()[row] = FloatToBFloat16(static_cast<float>(value)); break;
+    default: break;
+  }
+}
+
+// Mean and inverse standard deviation of one row (mean fixed at 0 for RMS).
+// Two passes over the row: the centred sum of squares stays accurate when
+// the mean is large compared with the spread.
+template <typename C>
+inline void RowStatistics(const C* x, int64_t n, bool subtract_mean, C epsilon, C* mean_out, C* inv_out) {
+  C mean = 0;
+  if (subtract_mean) {
+    C sum = 0;
+#pragma omp simd reduction(+ : sum)
+    for (int64_t j = 0; j < n; ++j) sum += x[j];
+    mean = sum / static_cast<C>(n);
+  }
+  C squares = 0;
+#pragma omp simd reduction(+ : squares)
+  for (int64_t j = 0; j < n; ++j) {
+    const C d = x[j] - mean;
+    squares += d * d;
+  }
+  *mean_out = mean;
+  *inv_out = C(1) / std::sqrt(squares / static_cast<C>(n) + epsilon);
+}
+
+template <typename T, typename C>
+void Run(const NormalizeRowsJob& job) {
+  const T* x = job.x->data<T>();
+  T* y = job.y->data<T>();
+  const int64_t n = job.features;
+  const T* scale = static_cast<const T*>(job.scale->data());
+  const T* bias = job.bias != nullptr ? static_cast<const T*>(job.bias->data()) : nullptr;
+  const bool fast_params = job.scale->contiguous() && (job.bias == nullptr || job.bias->contiguous());
+  const C epsilon = static_cast<C>(job.epsilon);
+  // Threads only pay off once there is real work per call.
+  const bool parallel = job.rows > 1 && job.rows * n >= 16384;
+
+#pragma omp parallel num_threads(job.threads) if (parallel)
+  {
+    // Rows of another precision are widened into this buffer first.
+    std::vector<C> widened(std::is_same_v<T, C> ? 0 : n);
+#pragma omp for schedule(static)
+    for (int64_t r = 0; r < job.rows; ++r) {
+      const T* xr = x + r * n;
+      const C* xc;
+      if constexpr (std::is_same_v<T, C>) {
+        xc = xr;
+      } else {
+        for (int64_t j = 0; j < n; ++j) widened[j] = LoadAs<C>(xr[j]);
+        xc = widened.data();
+      }
+      C mean, inv;
+      RowStatistics(xc, n, job.subtract_mean, epsilon, &mean, &inv);
+      StoreStat(job.mean, r, mean);
+      StoreStat(job.inv_std, r, inv);
+
+      T* yr = y + r * n;
+      const T* sr = scale + job.scale->RowOffset(r);
+      const T* br = bias != nullptr ? bias + job.bias->RowOffset(r) : nullptr;
+      if (fast_params && br != nullptr) {
+#pragma omp simd
+        for (int64_t j = 0; j < n; ++j) yr[j] = StoreAs<T>((xc[j] - mean) * inv * LoadAs<C>(sr[j]) + LoadAs<C>(br[j]));
+      } else if (fast_params) {
+#pragma omp simd
+        for (int64_t j = 0; j < n; ++j) yr[j] = StoreAs<T>((xc[j] - mean) * inv * LoadAs<C>(sr[j]));
+      } else {
+        for (int64_t j = 0; j < n; ++j) {
+          const C s = LoadAs<C>(sr[job.scale->contiguous() ? j : job.scale->InnerOffset(j)]);
+          const C b = br == nullptr ? C(0) : LoadAs<C>(br[job.bias->contiguous() ? j : job.bias->InnerOffset(j)]);
+          yr[j] = StoreAs<T>((xc[j] - mean) * inv * s + b);
+        }
+      }
+    }
+  }
+}
+
+template <typename T>
+void RunIn(const NormalizeRowsJob& job) {
+  if constexpr (std::is_same_v<T, double>) {
+    Run<T, double>(job);
+  } else {
+    if (job.compute_in_double) Run<T, double>(job);
+    else Run<T, float>(job);
+  }
+}
+
+}  // namespace
+
+absl::Status NormalizeRows(const NormalizeRowsJob& job) {
+  if (job.rows == 0) return absl::OkStatus();
+  switch (job.x->type()) {
+    case ElementType::kFloat32: RunIn<float>(job); break;
+    case ElementType::kFloat64: RunIn<double>(job); break;
+    case ElementType::kFloat16: RunIn<Float16>(job); break;
+    case ElementType::kBFloat16: RunIn<BFloat16>(job); break;
+    default: return absl::InternalError("NormalizeRows: unexpected element type");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace attune

@@ -1,0 +1,32 @@
+// The shared row loop of LayerNormalization and RMSNormalization: per row of
+// X viewed as [rows, features], statistics in a compute precision, then
+// y = (x - mean) · inv_std · scale (+ bias). Rows are split over OpenMP threads.
+#pragma once
+
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "attune/tensor.h"
+#include "ops/norm/param_view.h"
+
+namespace attune {
+
+struct NormalizeRowsJob {
+  const Tensor* x = nullptr;
+  Tensor* y = nullptr;          // same type and shape as x
+  int64_t rows = 0, features = 0;
+  const ParamView* scale = nullptr;
+  const ParamView* bias = nullptr;  // nullptr when absent
+  bool subtract_mean = true;        // false: RMS normalization (mean taken as 0)
+  bool compute_in_double = false;   // else float
+  double epsilon = 1e-5;
+  Tensor* mean = nullptr;      // optional [rows] statistic outputs (float32, float64 or bfloat16)
+  Tensor* inv_std = nullptr;
+  int threads = 1;
+};
+
+/// Runs the job for float16, bfloat16, float32 or float64 X (scale and bias
+/// of the same type).
+absl::Status NormalizeRows(const NormalizeRowsJob& job);
+
+}  // namespace attune

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Configures and builds Attune into a build folder: build.sh [release|asan|tsan] [make targets...]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+kind=${1:-release}
+shift || true
+case "$kind" in
+  release) dir="$root/build"; flags=(-DCMAKE_BUILD_TYPE=Release) ;;
+  asan) dir="$root/build-asan"; flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DATTUNE_SANITIZE=ON -DATTUNE_BUILD_BENCHMARKS=OFF) ;;
+  tsan) dir="$root/build-tsan"; flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DATTUNE_TSAN=ON -DATTUNE_BUILD_BENCHMARKS=OFF) ;;
+  *) echo "usage: build.sh [release|asan|tsan] [targets...]" >&2; exit 2 ;;
+esac
+cmake -S "$root" -B "$dir" "${flags[@]}" > "$dir.configure.log" 2>&1 || { cat "$dir.configure.log"; exit 1; }
+jobs=$(nproc)
+cmake --build "$dir" -j "$jobs" ${1:+--target "$@"}

@@ -1,0 +1,138 @@
+// attune bench: latency statistics, peak memory and an optional per-node profile.
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <numeric>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "engine/common/status_macros.h"
+#include "engine/session_impl.h"
+#include "nlohmann/json.hpp"
+#include "tools/bench_inputs.h"
+#include "tools/command_common.h"
+#include "tools/commands.h"
+#include "tools/profile.h"
+
+namespace attune::cli {
+namespace {
+
+constexpr char kUsage[] =
+    "usage: attune bench MODEL.onnx [--input NAME=FILE]... [--shape NAME=AxBxC]... [--dim SYMBOL=N]...\n"
+    "                    [--threads N] [--warmup W] [--iterations K | --seconds S] [--json] [--profile FILE]\n"
+    "                    [--no-fuse] [--attention-backend auto|simd|onednn|reference]\n";
+
+double Percentile(std::vector<double> sorted, double p) {
+  if (sorted.empty()) return 0;
+  const double rank = p * (sorted.size() - 1);
+  const size_t lo = static_cast<size_t>(rank);
+  const size_t hi = std::min(lo + 1, sorted.size() - 1);
+  return sorted[lo] + (sorted[hi] - sorted[lo]) * (rank - lo);
+}
+
+// Peak resident set size of this process (VmHWM), in MiB.
+double PeakRssMb() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;
+  }
+  return 0;
+}
+
+void DrawProgress(int done, int total, double elapsed_s) {
+  const int width = 30;
+  const int filled = total > 0 ? done * width / total : 0;
+  std::fprintf(stderr, "\r[%s%s] %d/%d  %.1fs", std::string(filled, '#').c_str(),
+               std::string(width - filled, ' ').c_str(), done, total, elapsed_s);
+  std::fflush(stderr);
+}
+
+absl::Status Bench(const Args& args) {
+  if (args.positionals().size() != 1) return absl::InvalidArgumentError("bench needs exactly one MODEL.onnx");
+  ASSIGN_OR_RETURN(SessionOptions options, SessionOptionsFromArgs(args));
+  ASSIGN_OR_RETURN(int64_t warmup, args.Int("warmup", 3));
+  ASSIGN_OR_RETURN(int64_t iterations, args.Int("iterations", 0));
+  ASSIGN_OR_RETURN(double seconds, args.Double("seconds", 0));
+  if (iterations == 0 && seconds == 0) iterations = 20;
+  if (iterations > 10'000'000 || warmup > 1'000'000) return absl::InvalidArgumentError("iteration count too large");
+  const std::string model_path = args.positionals()[0];
+  ASSIGN_OR_RETURN(std::unique_ptr<Session> session, Session::Create(model_path, options));
+  ASSIGN_OR_RETURN(NamedTensors inputs, BuildBenchInputs(*session, args, options.max_tensor_bytes));
+
+  const SessionImpl& impl = session->impl();
+  for (int64_t i = 0; i < warmup; ++i) RETURN_IF_ERROR(impl.Run(inputs).status());
+
+  const bool tty = isatty(STDERR_FILENO) && !args.Has("json");
+  std::vector<double> latencies;
+  const auto start = std::chrono::steady_clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  const int total = iterations > 0 ? static_cast<int>(iterations) : 0;
+  while (true) {
+    if (iterations > 0 && static_cast<int64_t>(latencies.size()) >= iterations) break;
+    if (iterations == 0 && elapsed() >= seconds && !latencies.empty()) break;
+    const auto t0 = std::chrono::steady_clock::now();
+    RETURN_IF_ERROR(impl.Run(inputs).status());
+    latencies.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    if (tty) DrawProgress(static_cast<int>(latencies.size()), total > 0 ? total : static_cast<int>(latencies.size()),
+                          elapsed());
+  }
+  if (tty) std::fputs("\n", stderr);
+
+  if (auto profile_path = args.Value("profile")) {
+    ASSIGN_OR_RETURN(ProfileResult profile, ProfileRuns(impl, inputs, 3));
+    RETURN_IF_ERROR(WriteChromeTrace(profile, *profile_path));
+    if (!args.Has("json")) std::fputs(RenderOpSummary(profile).c_str(), stdout);
+  }
+
+  std::vector<double> sorted = latencies;
+  std::sort(sorted.begin(), sorted.end());
+  const double mean = std::accumulate(sorted.begin(), sorted.end(), 0.0) / sorted.size();
+  const double median = Percentile(sorted, 0.5);
+  const int threads = options.threads > 0 ? options.threads : static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
+  const double peak = PeakRssMb();
+  if (args.Has("json")) {
+    nlohmann::json j = {{"model", model_path},
+                        {"median_ms", median},
+                        {"mean_ms", mean},
+                        {"min_ms", sorted.front()},
+                        {"max_ms", sorted.back()},
+                        {"p90_ms", Percentile(sorted, 0.9)},
+                        {"p99_ms", Percentile(sorted, 0.99)},
+                        {"iterations", sorted.size()},
+                        {"warmup", warmup},
+                        {"threads", threads},
+                        {"throughput_per_s", 1000.0 / mean},
+                        {"peak_rss_mb", peak},
+                        {"fuse", options.fuse}};
+    std::printf("%s\n", j.dump().c_str());
+    return absl::OkStatus();
+  }
+  std::printf("model       %s\n", model_path.c_str());
+  for (const auto& [name, t] : inputs) std::printf("input       %s %s\n", name.c_str(), t.DebugString().c_str());
+  std::printf("threads     %d   fusion %s   iterations %zu (+%lld warm-up)\n", threads, options.fuse ? "on" : "off",
+              sorted.size(), static_cast<long long>(warmup));
+  std::printf("latency ms  median %.3f  mean %.3f  min %.3f  max %.3f  p90 %.3f  p99 %.3f\n", median, mean,
+              sorted.front(), sorted.back(), Percentile(sorted, 0.9), Percentile(sorted, 0.99));
+  std::printf("throughput  %.2f runs/s\npeak RSS    %.1f MiB\n", 1000.0 / mean, peak);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+int BenchCommand(int argc, char** argv) {
+  FlagSpec spec{{"input", "shape", "dim", "warmup", "iterations", "seconds", "profile"}, {"json"}};
+  AddSessionFlags(spec);
+  auto args = Args::Parse(argc, argv, 2, spec);
+  if (!args.ok()) {
+    std::fputs(kUsage, stderr);
+    return ReportError(args.status());
+  }
+  absl::Status status = Bench(*args);
+  return status.ok() ? 0 : ReportError(status);
+}
+
+}  // namespace attune::cli

@@ -1,0 +1,94 @@
+#include "tools/command_common.h"
+
+#include <cstdio>
+#include <string_view>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "engine/common/status_macros.h"
+#include "engine/io/npy.h"
+#include "importer/tensor_proto.h"
+
+namespace attune::cli {
+
+void AddSessionFlags(FlagSpec& spec) {
+  spec.valued.insert({"threads", "attention-backend", "disable-pass", "max-tensor-mb"});
+  spec.switches.insert({"no-fuse", "verify-fusion"});
+}
+
+absl::StatusOr<SessionOptions> SessionOptionsFromArgs(const Args& args) {
+  SessionOptions options;
+  ASSIGN_OR_RETURN(int64_t threads, args.Int("threads", 0));
+  if (threads > 1024) return absl::InvalidArgumentError("--threads must be at most 1024");
+  options.threads = static_cast<int>(threads);
+  options.fuse = !args.Has("no-fuse");
+  options.verify_fusion = args.Has("verify-fusion");
+  options.disabled_passes = args.Values("disable-pass");
+  ASSIGN_OR_RETURN(int64_t max_mb, args.Int("max-tensor-mb", kDefaultMaxTensorBytes >> 20));
+  if (max_mb == 0 || max_mb > (int64_t{1} << 40)) return absl::InvalidArgumentError("--max-tensor-mb out of range");
+  options.max_tensor_bytes = max_mb << 20;
+  const std::string backend = args.Value("attention-backend").value_or("auto");
+  if (backend == "auto") options.attention_backend = AttentionBackendOption::kAuto;
+  else if (backend == "simd") options.attention_backend = AttentionBackendOption::kSimd;
+  else if (backend == "onednn") options.attention_backend = AttentionBackendOption::kOneDnn;
+  else if (backend == "reference") options.attention_backend = AttentionBackendOption::kReference;
+  else
+    return absl::InvalidArgumentError(
+        absl::StrCat("--attention-backend must be auto, simd, onednn or reference, got '", backend, "'"));
+  return options;
+}
+
+absl::StatusOr<Tensor> ReadTensorFile(const std::string& path, int64_t max_bytes) {
+  if (absl::EndsWith(path, ".npy")) return ReadNpyFile(path, max_bytes);
+  if (absl::EndsWith(path, ".pb")) {
+    ASSIGN_OR_RETURN(std::string bytes, ReadFileBytes(path, max_bytes + (int64_t{1} << 20)));
+    ImportOptions import_options;
+    import_options.max_tensor_bytes = max_bytes;
+    auto tensor = TensorFromProtoBytes(bytes, import_options);
+    if (!tensor.ok()) return Annotate(tensor.status(), path);
+    return tensor;
+  }
+  return absl::InvalidArgumentError(absl::StrCat("input file '", path, "' must end in .npy or .pb"));
+}
+
+absl::StatusOr<NamedTensors> ReadInputs(const Args& args, int64_t max_bytes) {
+  NamedTensors inputs;
+  for (const std::string& spec : args.Values("input")) {
+    const size_t eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
+      return absl::InvalidArgumentError(absl::StrCat("--input expects NAME=FILE, got '", spec, "'"));
+    const std::string name = spec.substr(0, eq);
+    auto tensor = ReadTensorFile(spec.substr(eq + 1), max_bytes);
+    if (!tensor.ok()) return Annotate(tensor.status(), absl::StrCat("input '", name, "'"));
+    inputs.emplace_back(name, *std::move(tensor));
+  }
+  return inputs;
+}
+
+std::string SanitizeFileName(const std::string& name) {
+  std::string out = name;
+  for (char& c : out) {
+    const bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' ||
+                    c == '_' || c == '-';
+    if (!ok) c = '_';
+  }
+  if (out.empty() || out == "." || out == "..") out = absl::StrCat("_", out);
+  return out;
+}
+
+int ReportError(const absl::Status& status) {
+  std::string message(status.message());
+  absl::StrReplaceAll({{"\n", " "}}, &message);
+  std::fprintf(stderr, "error: %s\n", message.c_str());
+  switch (status.code()) {
+    case absl::StatusCode::kInternal:
+    case absl::StatusCode::kUnknown:
+    case absl::StatusCode::kDataLoss:
+      return 1;
+    default:
+      return 2;
+  }
+}
+
+}  // namespace attune::cli

@@ -1,0 +1,30 @@
+// What the attune subcommands share: session options from flags, input files, exit codes.
+#pragma once
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "attune/session.h"
+#include "tools/cli_args.h"
+
+namespace attune::cli {
+
+/// Flags every command that builds a session accepts.
+void AddSessionFlags(FlagSpec& spec);
+/// SessionOptions from --threads, --no-fuse, --attention-backend, --disable-pass, --verify-fusion, --max-tensor-mb.
+absl::StatusOr<SessionOptions> SessionOptionsFromArgs(const Args& args);
+
+/// Reads one tensor from a .npy or ONNX TensorProto .pb file.
+absl::StatusOr<Tensor> ReadTensorFile(const std::string& path, int64_t max_bytes);
+/// Parses repeated --input NAME=FILE flags.
+absl::StatusOr<NamedTensors> ReadInputs(const Args& args, int64_t max_bytes);
+
+/// A file name for an output: every character outside [A-Za-z0-9._-] becomes '_'.
+std::string SanitizeFileName(const std::string& name);
+
+/// Prints "error: <message>" on one line to stderr and returns the exit code:
+/// 2 for bad usage, model or input; 1 for internal failures.
+int ReportError(const absl::Status& status);
+
+}  // namespace attune::cli

@@ -1,0 +1,10 @@
+// The attune subcommands; each returns the process exit code.
+#pragma once
+
+namespace attune::cli {
+
+int RunCommand(int argc, char** argv);      // attune run
+int InspectCommand(int argc, char** argv);  // attune inspect
+int BenchCommand(int argc, char** argv);    // attune bench
+
+}  // namespace attune::cli

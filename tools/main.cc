@@ -1,0 +1,31 @@
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "tools/commands.h"
+
+namespace {
+
+constexpr char kUsage[] =
+    "attune: ONNX inference for transformer models, with proven attention fusion\n"
+    "\n"
+    "usage: attune run MODEL.onnx [--input NAME=FILE]... [--output-dir DIR] [options]\n"
+    "       attune inspect MODEL.onnx [--format text|json|dot] [--output FILE] [--save-optimized OUT.onnx] [options]\n"
+    "       attune bench MODEL.onnx [--input NAME=FILE]... [--shape NAME=AxB]... [--dim SYMBOL=N]... [options]\n"
+    "\n"
+    "Run 'attune COMMAND --help' for a command's options.\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0) {
+    std::fputs(kUsage, argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  const std::string command = argv[1];
+  if (command == "run") return attune::cli::RunCommand(argc, argv);
+  if (command == "inspect") return attune::cli::InspectCommand(argc, argv);
+  if (command == "bench") return attune::cli::BenchCommand(argc, argv);
+  std::fprintf(stderr, "%serror: unknown command '%s'\n", kUsage, command.c_str());
+  return 2;
+}

@@ -1,0 +1,108 @@
+#include "tools/report_text.h"
+
+#include <algorithm>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+
+namespace attune::cli {
+namespace {
+
+struct Style {
+  bool on;
+  std::string Bold(const std::string& s) const { return on ? "\033[1m" + s + "\033[0m" : s; }
+  std::string Green(const std::string& s) const { return on ? "\033[32m" + s + "\033[0m" : s; }
+  std::string Yellow(const std::string& s) const { return on ? "\033[33m" + s + "\033[0m" : s; }
+  std::string Dim(const std::string& s) const { return on ? "\033[2m" + s + "\033[0m" : s; }
+};
+
+std::string ShapeText(const nlohmann::json& shape) {
+  if (shape.is_null()) return "[?]";
+  std::vector<std::string> dims;
+  for (const auto& d : shape) dims.push_back(d.is_null() ? "?" : d.is_string() ? d.get<std::string>() : d.dump());
+  return absl::StrCat("[", absl::StrJoin(dims, ", "), "]");
+}
+
+std::string HumanBytes(int64_t bytes) {
+  if (bytes >= (int64_t{1} << 30)) return absl::StrFormat("%.2f GiB", bytes / double(int64_t{1} << 30));
+  if (bytes >= (1 << 20)) return absl::StrFormat("%.2f MiB", bytes / double(1 << 20));
+  if (bytes >= (1 << 10)) return absl::StrFormat("%.1f KiB", bytes / 1024.0);
+  return absl::StrCat(bytes, " B");
+}
+
+std::string MaskText(const nlohmann::json& f) {
+  const std::string mask = f["mask"];
+  if (mask == "window") return absl::StrCat("window ", f["window"].dump());
+  return mask;
+}
+
+}  // namespace
+
+std::string RenderTextReport(const nlohmann::json& r, bool colour) {
+  const Style s{colour};
+  std::string out;
+  const auto& m = r["model"];
+  absl::StrAppend(&out, s.Bold("Model"), "  ", m["path"].get<std::string>(), "\n");
+  std::vector<std::string> opsets;
+  for (const auto& [domain, version] : m["opsets"].items()) opsets.push_back(absl::StrCat(domain, " ", version.dump()));
+  absl::StrAppendFormat(&out, "  %-12s %s\n", "producer", m["producer"].get<std::string>());
+  absl::StrAppendFormat(&out, "  %-12s %s (ir %d)\n", "opsets", absl::StrJoin(opsets, ", "),
+                        m["ir_version"].get<int64_t>());
+  absl::StrAppendFormat(&out, "  %-12s %d in %d initializers (%s)\n", "parameters", m["parameters"].get<int64_t>(),
+                        m["initializers"].get<int64_t>(), HumanBytes(m["parameter_bytes"].get<int64_t>()));
+  for (const char* key : {"inputs", "outputs"}) {
+    for (const auto& t : r[key])
+      absl::StrAppendFormat(&out, "  %-12s %-24s %s%s\n", std::string(key) == "inputs" ? "input" : "output",
+                            t["name"].get<std::string>(), t["dtype"].get<std::string>(), ShapeText(t["shape"]));
+  }
+
+  absl::StrAppend(&out, "\n", s.Bold("Ops"), s.Dim("  (before -> after passes)"), "\n");
+  std::set<std::string> ops;
+  for (const auto& [op, n] : r["ops_before"].items()) ops.insert(op);
+  for (const auto& [op, n] : r["ops_after"].items()) ops.insert(op);
+  int before_total = 0, after_total = 0;
+  for (const std::string& op : ops) {
+    const int before = r["ops_before"].value(op, 0), after = r["ops_after"].value(op, 0);
+    before_total += before;
+    after_total += after;
+    std::string line = absl::StrFormat("  %-24s %6d -> %-6d", op, before, after);
+    if (op == "MultiHeadAttention") line = s.Green(line);
+    else if (after == 0) line = s.Dim(line);
+    absl::StrAppend(&out, line, "\n");
+  }
+  absl::StrAppendFormat(&out, "  %-24s %6d -> %-6d\n", "total", before_total, after_total);
+
+  const auto& fusions = r["fusions"];
+  absl::StrAppend(&out, "\n", s.Bold(absl::StrCat("Fusions (", fusions.size(), ")")), "\n");
+  if (fusions.empty()) absl::StrAppend(&out, "  none", r["fuse"].get<bool>() ? "" : " (fusion disabled)", "\n");
+  int index = 0;
+  for (const auto& f : fusions) {
+    const std::string status = f["undone"].get<bool>() ? s.Yellow(" [undone by verify]") : "";
+    absl::StrAppendFormat(&out, "  #%d %s %s%s\n", ++index, s.Green(f["op"].get<std::string>()),
+                          f["node"].get<std::string>(), status);
+    absl::StrAppendFormat(&out, "     %-10s %s\n", "pattern", f["pattern"].get<std::string>());
+    absl::StrAppendFormat(&out, "     %-10s %d (kv %d) x head_dim %d, scale %.6g\n", "heads", f["num_heads"].get<int64_t>(),
+                          f["kv_num_heads"].get<int64_t>(), f["head_dim"].get<int64_t>(), f["scale"].get<double>());
+    absl::StrAppendFormat(&out, "     %-10s %s%s, layout %s\n", "mask", MaskText(f),
+                          f["has_past"].get<bool>() ? ", with past key/value" : "", f["q_layout"].get<std::string>());
+    if (f.contains("verify_max_abs_error"))
+      absl::StrAppendFormat(&out, "     %-10s max abs %.3g, max rel %.3g\n", "verified",
+                            f["verify_max_abs_error"].get<double>(), f.value("verify_max_rel_error", 0.0));
+    std::vector<std::string> replaced = f["replaced"];
+    absl::StrAppendFormat(&out, "     %-10s %d nodes: %s\n", "replaced", replaced.size(), absl::StrJoin(replaced, ", "));
+  }
+
+  const auto& rejected = r["rejected"];
+  absl::StrAppend(&out, "\n", s.Bold(absl::StrCat("Rejected candidates (", rejected.size(), ")")), "\n");
+  if (rejected.empty()) absl::StrAppend(&out, "  none\n");
+  size_t at_width = 4;
+  for (const auto& c : rejected) at_width = std::max(at_width, c["at"].get<std::string>().size());
+  for (const auto& c : rejected)
+    absl::StrAppendFormat(&out, "  %-*s  %s: %s\n", static_cast<int>(at_width), c["at"].get<std::string>(),
+                          s.Yellow(c["pattern"].get<std::string>()), c["reason"].get<std::string>());
+  return out;
+}
+
+}  // namespace attune::cli
