@@ -78,6 +78,9 @@ namespace flash_avx512 {
 const FlashKernels& Kernels();
 }
 
+/// Query rows up to which RunFlashAttention takes the decode path.
+inline constexpr int64_t kFlashDecodeMaxQueryLen = 4;
+
 /// Runs the flash path with the active ISA (or the forced one); assumes the
 /// arguments were validated and that FlashSupports(args) holds.
 absl::Status RunFlashAttention(const AttentionArgs& args, FlashGemm gemm);
@@ -95,9 +98,11 @@ FlashPlan MakeFlashPlan(const AttentionArgs& args, FlashGemm gemm);
 /// Not thread-safe against running kernels.
 struct FlashOverrides {
   enum class Path { kAuto, kQueryBlocks, kDecode };
+  enum class Pack { kAuto, kNever, kAlways };
   int64_t block_q = 0;  // 16, 32 or 64 (AVX-512 uses a different micro-kernel for each)
   int64_t block_k = 0;  // a multiple of 48
   Path path = Path::kAuto;
+  Pack pack = Pack::kAuto;  // copy strided K/V rows into contiguous panels
 };
 void SetFlashOverrides(const FlashOverrides& overrides);
 

@@ -136,7 +136,7 @@ struct Avx2 {
 };
 
 void QueryBlock(const AttentionArgs& a, const FlashPlan& plan, const FlashTask& task, float* scratch) {
-  ProcessQueryBlock<Avx2, 6, 2>(a, plan, task, scratch);
+  ProcessQueryBlock<Avx2, 6, 2, 6, 2>(a, plan, task, scratch);
 }
 
 void Decode(const AttentionArgs& a, float log2_scale, const DecodeTask& task, int64_t group) {

@@ -141,9 +141,9 @@ struct Avx512 {
 
 void QueryBlock(const AttentionArgs& a, const FlashPlan& plan, const FlashTask& task, float* scratch) {
   switch (plan.block_q) {
-    case 16: return ProcessQueryBlock<Avx512, 12, 1>(a, plan, task, scratch);
-    case 32: return ProcessQueryBlock<Avx512, 12, 2>(a, plan, task, scratch);
-    default: return ProcessQueryBlock<Avx512, 6, 4>(a, plan, task, scratch);  // multiples of 64
+    case 16: return ProcessQueryBlock<Avx512, 12, 1, 12, 1>(a, plan, task, scratch);
+    case 32: return ProcessQueryBlock<Avx512, 12, 2, 12, 1>(a, plan, task, scratch);
+    default: return ProcessQueryBlock<Avx512, 6, 4, 12, 1>(a, plan, task, scratch);  // multiples of 64
   }
 }
 

@@ -114,7 +114,7 @@ struct Portable {
 };
 
 void QueryBlock(const AttentionArgs& a, const FlashPlan& plan, const FlashTask& task, float* scratch) {
-  ProcessQueryBlock<Portable, 4, 2>(a, plan, task, scratch);
+  ProcessQueryBlock<Portable, 4, 2, 4, 2>(a, plan, task, scratch);
 }
 
 void Decode(const AttentionArgs& a, float log2_scale, const DecodeTask& task, int64_t group) {

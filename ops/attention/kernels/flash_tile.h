@@ -128,7 +128,14 @@ struct BlockContext {
   float* tile_max;
   int32_t* lo;
   int32_t* hi;
+  /// Per sub-chunk of kSubChunk query lanes: the keys any of its rows sees
+  /// (sub_end <= sub_begin when none).
+  int64_t sub_begin[kMaxBlockQ / 16];
+  int64_t sub_end[kMaxBlockQ / 16];
 };
+
+/// Query lanes of the narrow sub-chunks used on partially masked tiles.
+inline constexpr int64_t kSubChunk = 16;
 
 /// Prefetches `rows` rows of `floats` floats into L2.
 template <class V>
@@ -137,14 +144,14 @@ inline void PrefetchRows(const float* p, int64_t stride, int64_t rows, int64_t f
     for (int64_t f = 0; f < floats; f += 16) V::PrefetchL2(p + r * stride + f);
 }
 
-/// Q·Kᵀ of keys [j0, j0 + nk) into St with our micro-kernels; masks partial
-/// tiles and, when fuse_max, folds the tile max in the epilogue.
+/// Q·Kᵀ of the unmasked tile [j0, j0 + nk) into St with our micro-kernels;
+/// when fuse_max, the epilogue folds the tile max.
 /// K and V rows are strided rows of the caller's tensors (3 KB apart for
 /// B,T,H·D with 12 heads), which the hardware prefetchers do not follow
 /// across pages: the first chunk's group loop prefetches this tile's V rows
 /// (for P·V) and the next tile's K rows into L2 (measured at T=2048, AVX-512, 1 thread: ~100 -> ~125 GFLOP/s per CPU-second).
 template <class V, int MR, int NV>
-void TileScoresNative(const BlockContext& ctx, int64_t j0, int64_t nk, int64_t next_nk, bool mask, bool fuse_max) {
+void TileScoresNative(const BlockContext& ctx, int64_t j0, int64_t nk, int64_t next_nk, bool fuse_max) {
   constexpr int64_t NQ = NV * V::kLanes;
   const AttentionArgs& a = *ctx.args;
   const float* k0 = RowOf(a.k, ctx.batch, ctx.kv_head, j0);
@@ -163,18 +170,12 @@ void TileScoresNative(const BlockContext& ctx, int64_t j0, int64_t nk, int64_t n
       const float* kg = k0 + g * a.k.stride_seq;
       float* out = ctx.st + g * ctx.bq + c;
       const int32_t row0 = static_cast<int32_t>(j0 + g);
-      if (mask && fuse_max) {
-        MicroGemmRows<V, MR, NV, true, true, true>(rows, kg, a.k.stride_seq, ctx.qt + c, ctx.bq, a.head_dim, out,
-                                                   ctx.bq, false, ctx.lo + c, ctx.hi + c, row0, ctx.tile_max + c);
-      } else if (mask) {
-        MicroGemmRows<V, MR, NV, true, true, false>(rows, kg, a.k.stride_seq, ctx.qt + c, ctx.bq, a.head_dim, out,
-                                                    ctx.bq, false, ctx.lo + c, ctx.hi + c, row0, ctx.tile_max + c);
-      } else if (fuse_max) {
+      if (fuse_max) {
         MicroGemmRows<V, MR, NV, true, false, true>(rows, kg, a.k.stride_seq, ctx.qt + c, ctx.bq, a.head_dim, out,
-                                                    ctx.bq, false, ctx.lo + c, ctx.hi + c, row0, ctx.tile_max + c);
+                                                    ctx.bq, false, nullptr, nullptr, row0, ctx.tile_max + c);
       } else {
         MicroGemmRows<V, MR, NV, true, false, false>(rows, kg, a.k.stride_seq, ctx.qt + c, ctx.bq, a.head_dim, out,
-                                                     ctx.bq, false, ctx.lo + c, ctx.hi + c, row0, ctx.tile_max + c);
+                                                     ctx.bq, false, nullptr, nullptr, row0, nullptr);
       }
     }
   }
@@ -192,6 +193,70 @@ void TileOutputNative(const BlockContext& ctx, int64_t j0, int64_t nk) {
       MicroGemmRows<V, MR, NV, false, false, false>(rows, v0 + d, a.v.stride_seq, ctx.st + c, ctx.bq, nk,
                                                     ctx.ot + d * ctx.bq + c, ctx.bq, true, nullptr, nullptr, 0,
                                                     nullptr);
+    }
+  }
+}
+
+/// The keys [from, to) of tile [j0, j0 + nk) that sub-chunk s can see.
+inline void SubChunkKeys(const BlockContext& ctx, int64_t s, int64_t j0, int64_t nk, int64_t* from, int64_t* to) {
+  *from = std::clamp<int64_t>(ctx.sub_begin[s] - j0, 0, nk);
+  *to = std::clamp<int64_t>(ctx.sub_end[s] - j0, 0, nk);
+  if (*to <= *from) *from = *to = 0;
+}
+
+/// Q·Kᵀ of a partially masked tile (the causal diagonal, window edges): per
+/// narrow sub-chunk of 16 query lanes, only the keys one of its rows sees
+/// are computed (SMR x SNV·L micro-kernel, masked epilogue); the rest of St
+/// is -inf. Against the full-width kernel this skips most of the masked
+/// triangle (about 64·64/2 of every diagonal 64 x 64 block).
+template <class V, int SMR, int SNV>
+void TileScoresPartial(const BlockContext& ctx, int64_t j0, int64_t nk, int64_t next_nk, bool fuse_max) {
+  constexpr int64_t SQ = SNV * V::kLanes;
+  static_assert(SQ == kSubChunk);
+  const AttentionArgs& a = *ctx.args;
+  const float* k0 = RowOf(a.k, ctx.batch, ctx.kv_head, j0);
+  PrefetchRows<V>(RowOf(a.v, ctx.batch, ctx.kv_head, j0), a.v.stride_seq, nk, a.v_head_dim);
+  PrefetchRows<V>(k0 + nk * a.k.stride_seq, a.k.stride_seq, next_nk, a.head_dim);
+  const typename V::F hidden = V::Set1(kNegInf);
+  for (int64_t c = 0; c < ctx.bq; c += SQ) {
+    int64_t from, to;
+    SubChunkKeys(ctx, c / SQ, j0, nk, &from, &to);
+    for (int64_t j = 0; j < from; ++j)
+      for (int64_t v = 0; v < SQ; v += V::kLanes) V::Store(ctx.st + j * ctx.bq + c + v, hidden);
+    for (int64_t g = from; g < to; g += SMR) {
+      const int rows = static_cast<int>(std::min<int64_t>(SMR, to - g));
+      const float* kg = k0 + g * a.k.stride_seq;
+      float* out = ctx.st + g * ctx.bq + c;
+      const int32_t row0 = static_cast<int32_t>(j0 + g);
+      if (fuse_max) {
+        MicroGemmRows<V, SMR, SNV, true, true, true>(rows, kg, a.k.stride_seq, ctx.qt + c, ctx.bq, a.head_dim, out,
+                                                     ctx.bq, false, ctx.lo + c, ctx.hi + c, row0, ctx.tile_max + c);
+      } else {
+        MicroGemmRows<V, SMR, SNV, true, true, false>(rows, kg, a.k.stride_seq, ctx.qt + c, ctx.bq, a.head_dim, out,
+                                                      ctx.bq, false, ctx.lo + c, ctx.hi + c, row0, ctx.tile_max + c);
+      }
+    }
+    for (int64_t j = to; j < nk; ++j)
+      for (int64_t v = 0; v < SQ; v += V::kLanes) V::Store(ctx.st + j * ctx.bq + c + v, hidden);
+  }
+}
+
+/// Ot += Vᵀ · Pᵀ of a partially masked tile, per sub-chunk over only the
+/// keys it sees (P is exactly 0 elsewhere).
+template <class V, int SMR, int SNV>
+void TileOutputPartial(const BlockContext& ctx, int64_t j0, int64_t nk) {
+  constexpr int64_t SQ = SNV * V::kLanes;
+  const AttentionArgs& a = *ctx.args;
+  for (int64_t c = 0; c < ctx.bq; c += SQ) {
+    int64_t from, to;
+    SubChunkKeys(ctx, c / SQ, j0, nk, &from, &to);
+    if (from >= to) continue;
+    const float* v0 = RowOf(a.v, ctx.batch, ctx.kv_head, j0 + from);
+    for (int64_t d = 0; d < a.v_head_dim; d += SMR) {
+      const int rows = static_cast<int>(std::min<int64_t>(SMR, a.v_head_dim - d));
+      MicroGemmRows<V, SMR, SNV, false, false, false>(rows, v0 + d, a.v.stride_seq, ctx.st + from * ctx.bq + c,
+                                                      ctx.bq, to - from, ctx.ot + d * ctx.bq + c, ctx.bq, true,
+                                                      nullptr, nullptr, 0, nullptr);
     }
   }
 }
@@ -275,8 +340,9 @@ void TileSoftmax(const BlockContext& ctx, int64_t nk, int64_t v_dim) {
 }
 
 /// One task: a block of query rows of one (batch, head), over every key tile
-/// any of its rows can see. MR x NV·L is the micro-kernel's register tile.
-template <class V, int MR, int NV>
+/// any of its rows can see. MR x NV·L is the micro-kernel's register tile on
+/// unmasked tiles, SMR x SNV·L (16 query lanes) on partially masked ones.
+template <class V, int MR, int NV, int SMR, int SNV>
 void ProcessQueryBlock(const AttentionArgs& a, const FlashPlan& plan, const FlashTask& task, float* scratch) {
   using F = typename V::F;
   constexpr int64_t L = V::kLanes;
@@ -321,6 +387,16 @@ void ProcessQueryBlock(const AttentionArgs& a, const FlashPlan& plan, const Flas
     k_first = std::min(k_first, keys.begin);
     k_last = std::max(k_last, keys.end);
   }
+  for (int64_t c = 0; c < bq; c += kSubChunk) {
+    int64_t begin = a.kv_len, end = 0;
+    for (int64_t i = c; i < std::min(c + kSubChunk, rows); ++i) {
+      if (ctx.hi[i] <= ctx.lo[i]) continue;
+      begin = std::min<int64_t>(begin, ctx.lo[i]);
+      end = std::max<int64_t>(end, ctx.hi[i]);
+    }
+    ctx.sub_begin[c / kSubChunk] = begin;
+    ctx.sub_end[c / kSubChunk] = end;
+  }
   for (int64_t i = 0; i < bq; i += L) {
     V::Store(ctx.max + i, V::Set1(kNegInf));
     V::Store(ctx.sum + i, V::Zero());
@@ -337,7 +413,11 @@ void ProcessQueryBlock(const AttentionArgs& a, const FlashPlan& plan, const Flas
 
     if (native) {
       const int64_t next_nk = std::max<int64_t>(0, std::min(plan.block_k, k_last - j0 - nk));
-      TileScoresNative<V, MR, NV>(ctx, j0, nk, next_nk, !full, !score_pass);
+      if (full) {
+        TileScoresNative<V, MR, NV>(ctx, j0, nk, next_nk, !score_pass);
+      } else {
+        TileScoresPartial<V, SMR, SNV>(ctx, j0, nk, next_nk, !score_pass);
+      }
       if (score_pass) TileScorePass<V>(ctx, j0, nk, false);
     } else {
       dnnl_sgemm('N', 'N', nk, bq, dim, 1.0f, RowOf(a.k, ctx.batch, ctx.kv_head, j0), a.k.stride_seq, ctx.qt, bq,
@@ -346,7 +426,11 @@ void ProcessQueryBlock(const AttentionArgs& a, const FlashPlan& plan, const Flas
     }
     TileSoftmax<V, NV>(ctx, nk, v_dim);
     if (native) {
-      TileOutputNative<V, MR, NV>(ctx, j0, nk);
+      if (full) {
+        TileOutputNative<V, MR, NV>(ctx, j0, nk);
+      } else {
+        TileOutputPartial<V, SMR, SNV>(ctx, j0, nk);
+      }
     } else {
       dnnl_sgemm('T', 'N', v_dim, bq, nk, 1.0f, RowOf(a.v, ctx.batch, ctx.kv_head, j0), a.v.stride_seq, ctx.st, bq,
                  1.0f, ctx.ot, bq);
