@@ -130,7 +130,7 @@ class DotWriter {
       absl::StrAppend(&out_, "  output_", i, " [shape=ellipse, fillcolor=\"#d9f2d9\", label=<<b>", Html(v->name()),
                       "</b><br/>", kSmall, Html(TypeShape(*v)), "</font>>];\n");
       const std::string from = SourceOf(*v);
-      if (!from.empty()) Edge(from, absl::StrCat("output_", i), TypeShape(*v), "");
+      if (!from.empty()) Edge(from, absl::StrCat("output_", i), TypeShape(*v), "", v->name());
     }
     absl::StrAppend(&out_, "}\n");
     return out_;
@@ -142,9 +142,12 @@ class DotWriter {
     int drawn = 0;
     for (const Node* n : nodes_) drawn += !hidden_.contains(n) && !layers_.group_of.contains(n);
     absl::StrAppend(&text, "<br/>", kSmall, nodes_.size(), " nodes");
-    if (!options_.show_all)
-      absl::StrAppend(&text, ", ", drawn, " drawn (", hidden_.size(), " shape computations and ",
-                      layers_.group_of.size(), " nodes of repeated layers folded; --show-all draws every node)");
+    std::vector<std::string> folded;
+    if (!hidden_.empty()) folded.push_back(absl::StrCat(hidden_.size(), " shape computations"));
+    if (!layers_.group_of.empty()) folded.push_back(absl::StrCat(layers_.group_of.size(), " nodes of repeated layers"));
+    if (!folded.empty())
+      absl::StrAppend(&text, ", ", drawn, " drawn (folded: ", absl::StrJoin(folded, ", "),
+                      "; --show-all draws every node)");
     absl::StrAppend(&text, "</font>");
     return text;
   }
@@ -167,11 +170,19 @@ class DotWriter {
                         Html(values.empty() ? TypeShape(*in) : "= " + values), "</font>");
       }
     }
-    if (auto it = rejected_.find(node.name()); it != rejected_.end()) {
+    // Candidates rejected at this node, or (for a fused node) at a node it
+    // replaced, e.g. "not fused as causal" before an explicit-mask fusion.
+    std::vector<std::string> anchors = {node.name()};
+    if (auto it = fusions_.find(node.name()); it != fusions_.end())
+      anchors.insert(anchors.end(), it->second->replaced.begin(), it->second->replaced.end());
+    for (const std::string& anchor : anchors) {
+      auto it = rejected_.find(anchor);
+      if (it == rejected_.end()) continue;
       for (const RejectedCandidate* c : it->second) {
         std::string reason = c->reason.size() > 90 ? c->reason.substr(0, 87) + "..." : c->reason;
-        absl::StrAppend(&label, "<br/><font point-size=\"8\" color=\"#b00000\">not fused (", Html(c->pattern),
-                        "): ", Html(reason), "</font>");
+        const bool prefixed = reason.rfind("not fused", 0) == 0;
+        absl::StrAppend(&label, "<br/><font point-size=\"8\" color=\"#b00000\">", Html(c->pattern), ": ",
+                        prefixed ? "" : "not fused: ", Html(reason), "</font>");
       }
       if (style.empty()) style = ", color=\"#b00000\", penwidth=2";
     }
@@ -262,7 +273,7 @@ class DotWriter {
       const std::string from = SourceOf(*in);
       if (from.empty() || from == to) continue;
       const bool shape_edge = IsShapeInput(node, i);
-      Edge(from, to, TypeShape(*in), shape_edge ? "style=dashed" : "");
+      Edge(from, to, TypeShape(*in), shape_edge ? "style=dashed" : "", in->name());
     }
     if (!shape_cone.empty() && !folded) WriteShapeSummary(node, shape_cone);
   }
@@ -307,8 +318,11 @@ class DotWriter {
     Edge(id, ids_.at(&consumer), "", "style=dashed, color=\"#aaaaaa\"");
   }
 
-  void Edge(const std::string& from, const std::string& to, const std::string& label, const std::string& extra) {
-    if (!edges_.insert({from, to, label}).second) return;
+  // One edge per (from, to, value): Q, K and V from one Split stay three edges,
+  // while a value read by several nodes of a folded layer box is drawn once.
+  void Edge(const std::string& from, const std::string& to, const std::string& label, const std::string& extra,
+            const std::string& value = "") {
+    if (!edges_.insert({from, to, value.empty() ? label : value}).second) return;
     std::vector<std::string> attrs;
     if (!label.empty()) attrs.push_back(absl::StrCat("label=", Quoted(" " + label)));
     if (!extra.empty()) attrs.push_back(extra);

@@ -163,9 +163,25 @@ TEST(DotReport, RepeatedLayersFoldIntoOneBox) {
 }
 
 TEST(DotReport, RejectedCandidatesAreMarked) {
-  const CliResult r = RunCli({"inspect", Model("negative/anticausal_mask").model(), "--format", "dot"});
+  // Not fused at all: the reason sits on the Softmax where the match was anchored.
+  const CliResult r = RunCli({"inspect", Model("negative/scale_from_input").model(), "--format", "dot"});
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
-  EXPECT_NE(r.out.find("not fused ("), std::string::npos);
+  const DotGraph g = ParseDot(r.out);
+  EXPECT_EQ(CountWithPrefix(g, "fused_"), 0);
+  bool marked = false;
+  for (const auto& [id, attrs] : g.nodes)
+    marked = marked || (attrs.find("<b>Softmax</b>") != std::string::npos &&
+                        attrs.find("not fused: scale is not a constant") != std::string::npos);
+  EXPECT_TRUE(marked) << r.out;
+  // Fused with an explicit mask: the fused node says why it is not causal.
+  const CliResult e = RunCli({"inspect", Model("negative/anticausal_mask").model(), "--format", "dot"});
+  const DotGraph ge = ParseDot(e.out);
+  ASSERT_EQ(CountWithPrefix(ge, "fused_"), 1);
+  for (const auto& [id, attrs] : ge.nodes)
+    if (id.rfind("fused_", 0) == 0) {
+      EXPECT_NE(attrs.find("mask explicit"), std::string::npos) << attrs;
+      EXPECT_NE(attrs.find("not fused as causal: mask differs from causal"), std::string::npos) << attrs;
+    }
 }
 
 }  // namespace

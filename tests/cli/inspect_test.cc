@@ -97,7 +97,7 @@ TEST_P(InspectModelTest, TextReportHasEverySection) {
   const json j = InspectJson(m);
   EXPECT_EQ(r.out.find("\033["), std::string::npos) << "no colour when stdout is not a terminal";
   EXPECT_EQ(r.out.rfind("Model  " + m.model(), 0), 0u) << r.out;
-  for (const std::string section : {"\nOps  (before -> after passes)\n", "\n  total ",
+  for (const std::string& section : std::vector<std::string>{"\nOps  (before -> after passes)\n", "\n  total ",
                                     "\nFusions (" + std::to_string(j["fusions"].size()) + ")\n",
                                     "\nRejected candidates (" + std::to_string(j["rejected"].size()) + ")\n"})
     EXPECT_NE(r.out.find(section), std::string::npos) << section << "\n" << r.out;
