@@ -43,6 +43,7 @@ struct AttentionGraphSpec {
   Repeat repeat = Repeat::kExpand;
   int64_t head_dim = 8;
   int64_t softmax_axis = -1;
+  bool omit_softmax_axis = false;  // the opset's default: 1 before opset 13, -1 from 13
   bool dropout = false;
   bool nan_guard = false;
   bool identity_wrappers = false;
@@ -260,7 +261,7 @@ inline std::unique_ptr<Graph> BuildAttentionGraph(const AttentionGraphSpec& s) {
     return t;
   };
   Value* pre = s.mask_before_scale ? apply_scale(apply_mask(scores)) : apply_mask(apply_scale(scores));
-  Value* p = b.Node("Softmax", {pre}, Attrs({{"axis", s.softmax_axis}}), "softmax");
+  Value* p = b.Node("Softmax", {pre}, s.omit_softmax_axis ? Attributes() : Attrs({{"axis", s.softmax_axis}}), "softmax");
   if (s.nan_guard) p = b.Node("Where", {b.Node("IsNaN", {p}), d::Scalar(b, "nan_zero", 0.0f), p});
   if (s.dropout) p = b.Node("Dropout", {p, d::Scalar(b, "ratio", 0.1f)});
   if (s.identity_wrappers) p = b.Node("Identity", {p});

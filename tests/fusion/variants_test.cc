@@ -106,6 +106,20 @@ std::vector<Case> Cases() {
        })},
       {"opset13", With([](Spec& s) { s.opset = 13; })},
       {"opset11", With([](Spec& s) { s.opset = 11; })},
+      {"opset13_default_softmax_axis", With([](Spec& s) {
+         s.opset = 13;
+         s.omit_softmax_axis = true;
+       })},
+      // Before opset 13 Softmax defaults to axis 1 and flattens from there: not per key row.
+      {"opset11_default_softmax_axis", With([](Spec& s) {
+         s.opset = 11;
+         s.omit_softmax_axis = true;
+       }), 0, "", "softmax axis is not the key axis (axis 1 of rank 4)"},
+      // Axis rank-1 written as a positive number is the key axis at any opset.
+      {"opset11_softmax_axis_3", With([](Spec& s) {
+         s.opset = 11;
+         s.softmax_axis = 3;
+       })},
       // Masks that are not causal: an explicit attn_mask input, or no fusion.
       {"anticausal_buffer", With([](Spec& s) { s.mask = Mask::kAntiCausal; }), 1, "explicit",
        "mask differs from causal at T=2 row 0 col 1"},

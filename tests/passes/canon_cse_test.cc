@@ -115,11 +115,6 @@ TEST(CanonCse, LargeConstantsAreNotCompared) {
   EXPECT_EQ(CountOps(b.graph(), "MatMul"), 2);
 }
 
-}  // namespace
-}  // namespace attune::testing
-
-namespace attune::testing {
-namespace {
 
 TEST(CanonCse, EqualShapeValuesFromDifferentTensorsMerge) {
   // seq read from the ids and from the hidden state: one value afterwards.

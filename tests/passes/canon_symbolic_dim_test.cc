@@ -57,11 +57,6 @@ TEST(CanonSymbolicDim, Sign) {
   EXPECT_EQ(DimExpr::FromDim(S("seq+3"))->constant_term(), 3);
 }
 
-}  // namespace
-}  // namespace attune
-
-namespace attune {
-namespace {
 
 TEST(CanonSymbolicDim, MinimumAndBroadcasting) {
   const Dim seq = Dim::Symbol("seq");

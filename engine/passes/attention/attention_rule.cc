@@ -287,7 +287,6 @@ std::variant<AttentionRewrite, std::string> CheckAttention(const Graph& graph, c
     fused.inputs.push_back(ops.v.past->name());
   }
   while (!fused.inputs.empty() && fused.inputs.back().empty()) fused.inputs.pop_back();
-  rw.fused_output_key = "y";
   rw.output_type = replaced->type();
   fused.outputs.push_back(rw.plan.AddValue("y", replaced->name() + "/fused", replaced->type(), replaced->shape()));
   rw.plan.replace.emplace_back(replaced->name(), "$y");

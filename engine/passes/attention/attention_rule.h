@@ -23,8 +23,6 @@ struct AttentionRewrite {
   FusionRecord record;
   /// The reason the mask is not causal when it is fused as an explicit mask.
   std::optional<std::string> not_causal_reason;
-  /// The key of the fused node's output Y in `plan` and the value it replaces.
-  std::string fused_output_key;
   /// Element type of the fused output (verify mode's tolerance depends on it).
   ElementType output_type = ElementType::kUndefined;
 };

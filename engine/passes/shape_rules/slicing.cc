@@ -169,29 +169,25 @@ std::pair<int64_t, int64_t> StaticSlice(int64_t dim, int64_t start, int64_t end,
   return {start, start > end ? (start - end + (-step) - 1) / (-step) : 0};
 }
 
-// Symbolic bounds, step 1. Assumes the dim is large enough for the bounds
-// (x[-1:] has length 1), as exporters' own shape inference does.
+// Symbolic bounds, step 1, with ONNX's clamping kept exact: the length is
+// only named when it is provable for every dim value (x[-k:] on a symbolic
+// dim is min(k, dim), mask[:T] of a 64-long buffer is min(T, 64)).
 Dim SymbolicSliceLength(const Dim& dim, const Dim& start, const Dim& end) {
-  auto resolve = [&](const Dim& bound, bool is_end) -> Dim {
-    if (bound.is_known() && bound.value() < 0) return DimAdd(dim, bound);
-    if (is_end && bound.is_known() && bound.value() >= kToEnd) return dim;
-    return bound;
+  auto non_negative = [](const Dim& d) {
+    auto e = DimExpr::FromDim(d);
+    return e && e->IsNonNegative();
   };
-  const Dim s = resolve(start, false);
-  Dim e = resolve(end, true);
-  // The end is clamped to the dim.
-  if (!DimsEqual(e, dim)) {
-    if (e.is_known() && dim.is_known()) {
-      e = Dim::Known(std::min(e.value(), dim.value()));
-    } else if (s.is_known() && s.value() == 0) {
-      return DimMin(e, dim);  // x[:n]: min(n, dim), e.g. mask[:T] of a buffer
-    } else {
-      return Dim();
-    }
+  const bool to_end = DimsEqual(end, dim) || (end.is_known() && end.value() >= kToEnd);
+  if (to_end) {
+    if (start.is_known() && start.value() < 0) return DimMin(Dim::Known(-start.value()), dim);
+    if (!non_negative(start)) return Dim();
+    // start <= dim is provable only when dim - start has no negative term.
+    auto length = DimExpr::FromDim(DimSub(dim, start));
+    if (!length || !length->IsNonNegative()) return Dim();
+    return length->ToDim();
   }
-  auto len = DimExpr::FromDim(DimSub(e, s));
-  if (!len || !len->IsNonNegative()) return Dim();
-  return len->ToDim();
+  if (start.is_known() && start.value() == 0 && non_negative(end)) return DimMin(end, dim);
+  return Dim();
 }
 
 absl::Status SliceRule(ShapeContext& ctx) {
