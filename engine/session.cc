@@ -7,7 +7,7 @@
 #include "engine/common/status_macros.h"
 #include "engine/passes/pass_manager.h"
 #include "engine/session_impl.h"
-#include "importer/onnx_exporter.h"
+#include "importer/attention_export.h"
 #include "importer/onnx_importer.h"
 
 namespace attune {
@@ -64,7 +64,7 @@ absl::Status Session::RunInto(const NamedTensors& inputs,
 }
 
 absl::Status Session::SaveOptimizedModel(const std::string& path) const {
-  return ExportModelToFile(impl_->graph(), path);
+  return ExportOptimizedModelToFile(impl_->graph(), path);
 }
 
 std::vector<std::string> ListPasses() { return DefaultPipeline(true)->PassNames(); }

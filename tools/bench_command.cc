@@ -21,9 +21,27 @@ namespace attune::cli {
 namespace {
 
 constexpr char kUsage[] =
-    "usage: attune bench MODEL.onnx [--input NAME=FILE]... [--shape NAME=AxBxC]... [--dim SYMBOL=N]...\n"
-    "                    [--threads N] [--warmup W] [--iterations K | --seconds S] [--json] [--profile FILE]\n"
-    "                    [--no-fuse] [--attention-backend auto|simd|onednn|reference]\n";
+    "usage: attune bench MODEL.onnx [--input NAME=FILE]... [--shape NAME=AxBxC]... [--dim SYMBOL=N]... [options]\n"
+    "\n"
+    "Times repeated runs. Inputs not given with --input are random, shaped by --shape or by the model's\n"
+    "declared shape with its symbols bound by --dim; integer inputs that index a table stay below its size.\n"
+    "\n"
+    "  --input NAME=FILE        a graph input from .npy or .pb (repeatable)\n"
+    "  --shape NAME=AxBxC       the shape of a generated input (repeatable)\n"
+    "  --dim SYMBOL=N           a value for a symbolic dimension such as seq (repeatable)\n"
+    "  --warmup W               untimed runs first (default 3)\n"
+    "  --iterations K           timed runs (default 20)\n"
+    "  --seconds S              time runs for S seconds instead of a fixed count\n"
+    "  --json                   print one JSON object: median_ms, min_ms, max_ms, p90_ms, p99_ms, ...\n"
+    "  --profile FILE           write a Chrome trace (chrome://tracing, Perfetto) of 3 more runs and\n"
+    "                           print the time per op type\n"
+    "session options:\n"
+    "  --threads N              threads in total for a run (default: all cores)\n"
+    "  --no-fuse                skip the fusions (canonicalisation still runs)\n"
+    "  --disable-pass NAME      skip one pass (repeatable; 'attune inspect --passes' lists them)\n"
+    "  --verify-fusion          check every fusion numerically; undo it above tolerance\n"
+    "  --attention-backend B    auto, simd, onednn or reference\n"
+    "  --max-tensor-mb N        largest tensor allowed, in MiB (weights, inputs, intermediates)\n";
 
 double Percentile(std::vector<double> sorted, double p) {
   if (sorted.empty()) return 0;
@@ -126,13 +144,7 @@ absl::Status Bench(const Args& args) {
 int BenchCommand(int argc, char** argv) {
   FlagSpec spec{{"input", "shape", "dim", "warmup", "iterations", "seconds", "profile"}, {"json"}};
   AddSessionFlags(spec);
-  auto args = Args::Parse(argc, argv, 2, spec);
-  if (!args.ok()) {
-    std::fputs(kUsage, stderr);
-    return ReportError(args.status());
-  }
-  absl::Status status = Bench(*args);
-  return status.ok() ? 0 : ReportError(status);
+  return RunSubcommand(argc, argv, kUsage, spec, Bench);
 }
 
 }  // namespace attune::cli

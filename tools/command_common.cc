@@ -1,6 +1,9 @@
 #include "tools/command_common.h"
 
 #include <cstdio>
+#include <cstring>
+#include <exception>
+#include <new>
 #include <string_view>
 
 #include "absl/strings/match.h"
@@ -88,6 +91,29 @@ int ReportError(const absl::Status& status) {
       return 1;
     default:
       return 2;
+  }
+}
+
+int RunSubcommand(int argc, char** argv, const char* usage, const FlagSpec& spec,
+                  const std::function<absl::Status(const Args&)>& body) {
+  for (int i = 2; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
+      std::fputs(usage, stdout);
+      return 0;
+    }
+  }
+  try {
+    auto args = Args::Parse(argc, argv, 2, spec);
+    if (!args.ok()) {
+      return ReportError(absl::InvalidArgumentError(
+          absl::StrCat(args.status().message(), " (see 'attune ", argv[1], " --help')")));
+    }
+    const absl::Status status = body(*args);
+    return status.ok() ? 0 : ReportError(status);
+  } catch (const std::bad_alloc&) {
+    return ReportError(absl::ResourceExhaustedError("out of memory"));
+  } catch (const std::exception& e) {
+    return ReportError(absl::InternalError(absl::StrCat("internal error: ", e.what())));
   }
 }
 

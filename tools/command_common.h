@@ -1,6 +1,7 @@
 // What the attune subcommands share: session options from flags, input files, exit codes.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "absl/status/status.h"
@@ -26,5 +27,11 @@ std::string SanitizeFileName(const std::string& name);
 /// Prints "error: <message>" on one line to stderr and returns the exit code:
 /// 2 for bad usage, model or input; 1 for internal failures.
 int ReportError(const absl::Status& status);
+
+/// The frame of every subcommand: answers --help / -h with `usage` on stdout
+/// (exit 0), parses the flags in `spec`, runs `body` and turns its status into
+/// the exit code. Exceptions become an internal error (exit 1), never a crash.
+int RunSubcommand(int argc, char** argv, const char* usage, const FlagSpec& spec,
+                  const std::function<absl::Status(const Args&)>& body);
 
 }  // namespace attune::cli

@@ -8,6 +8,8 @@
 #include "engine/session_impl.h"
 #include "tools/command_common.h"
 #include "tools/commands.h"
+#include "importer/attention_export.h"
+#include "tools/report_dot.h"
 #include "tools/report_json.h"
 #include "tools/report_text.h"
 
@@ -15,8 +17,24 @@ namespace attune::cli {
 namespace {
 
 constexpr char kUsage[] =
-    "usage: attune inspect MODEL.onnx [--format text|json] [--output FILE] [--passes]\n"
-    "                      [--no-fuse] [--disable-pass NAME]... [--verify-fusion] [--threads N]\n";
+    "usage: attune inspect MODEL.onnx [--format text|json|dot] [--output FILE] [--save-optimized OUT.onnx] [options]\n"
+    "       attune inspect --passes\n"
+    "\n"
+    "Shows what the optimiser did: op counts before and after, every fusion, every rejected candidate.\n"
+    "\n"
+    "  --format text|json|dot   report format (default text); dot is the optimised graph for Graphviz\n"
+    "  --show-all               dot: draw every node (default folds shape computations and repeated layers)\n"
+    "  --output FILE            write the report to FILE instead of stdout\n"
+    "  --save-optimized OUT     write the optimised graph as ONNX (fused attention as ONNX Attention, opset 23,\n"
+    "                           where that op is equivalent; else attune.MultiHeadAttention)\n"
+    "  --passes                 list the optimiser's passes\n"
+    "session options:\n"
+    "  --threads N              threads in total for a run (default: all cores)\n"
+    "  --no-fuse                skip the fusions (canonicalisation still runs)\n"
+    "  --disable-pass NAME      skip one pass (repeatable; 'attune inspect --passes' lists them)\n"
+    "  --verify-fusion          check every fusion numerically; undo it above tolerance\n"
+    "  --attention-backend B    auto, simd, onednn or reference\n"
+    "  --max-tensor-mb N        largest tensor allowed, in MiB (weights, inputs, intermediates)\n";
 
 absl::Status WriteText(const std::string& path, const std::string& text) {
   if (path.empty()) {
@@ -29,6 +47,17 @@ absl::Status WriteText(const std::string& path, const std::string& text) {
   return absl::OkStatus();
 }
 
+nlohmann::json ExportSummaryToJson(const std::string& path, const AttentionExportSummary& s) {
+  nlohmann::json kept = nlohmann::json::array();
+  for (const AttentionExportNote& note : s.notes)
+    if (!note.as_onnx_attention) kept.push_back({{"node", note.node}, {"reason", note.reason}});
+  return {{"path", path},
+          {"attention_ops", s.attention_ops},
+          {"kept_as_multi_head_attention", kept},
+          {"default_opset_before", s.default_opset_before},
+          {"default_opset", s.default_opset_after}};
+}
+
 absl::Status Inspect(const Args& args) {
   if (args.Has("passes")) {
     std::string text;
@@ -38,28 +67,35 @@ absl::Status Inspect(const Args& args) {
   if (args.positionals().size() != 1) return absl::InvalidArgumentError("inspect needs exactly one MODEL.onnx");
   ASSIGN_OR_RETURN(SessionOptions options, SessionOptionsFromArgs(args));
   const std::string format = args.Value("format").value_or("text");
-  if (format != "text" && format != "json")
-    return absl::InvalidArgumentError(absl::StrCat("--format must be text or json, got '", format, "'"));
+  if (format != "text" && format != "json" && format != "dot")
+    return absl::InvalidArgumentError(absl::StrCat("--format must be text, json or dot, got '", format, "'"));
   const std::string model_path = args.positionals()[0];
   ASSIGN_OR_RETURN(std::unique_ptr<Session> session, Session::Create(model_path, options));
-  const nlohmann::json report = ReportToJson(model_path, session->impl());
+  const SessionImpl& impl = session->impl();
+  nlohmann::json report = ReportToJson(model_path, impl);
+  if (auto saved = args.Value("save-optimized")) {
+    if (saved->empty()) return absl::InvalidArgumentError("--save-optimized needs a file name");
+    AttentionExportSummary summary;
+    RETURN_IF_ERROR(ExportOptimizedModelToFile(impl.graph(), *saved, &summary));
+    report["saved_model"] = ExportSummaryToJson(*saved, summary);
+  }
   const std::string output = args.Value("output").value_or("");
   if (format == "json") return WriteText(output, report.dump(2) + "\n");
+  if (format == "dot") {
+    DotOptions dot;
+    dot.show_all = args.Has("show-all");
+    dot.title = model_path;
+    return WriteText(output, RenderDot(impl.graph(), impl.report(), dot));
+  }
   return WriteText(output, RenderTextReport(report, output.empty() && isatty(STDOUT_FILENO)));
 }
 
 }  // namespace
 
 int InspectCommand(int argc, char** argv) {
-  FlagSpec spec{{"format", "output"}, {"passes"}};
+  FlagSpec spec{{"format", "output", "save-optimized"}, {"passes", "show-all"}};
   AddSessionFlags(spec);
-  auto args = Args::Parse(argc, argv, 2, spec);
-  if (!args.ok()) {
-    std::fputs(kUsage, stderr);
-    return ReportError(args.status());
-  }
-  absl::Status status = Inspect(*args);
-  return status.ok() ? 0 : ReportError(status);
+  return RunSubcommand(argc, argv, kUsage, spec, Inspect);
 }
 
 }  // namespace attune::cli

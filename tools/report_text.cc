@@ -102,6 +102,19 @@ std::string RenderTextReport(const nlohmann::json& r, bool colour) {
   for (const auto& c : rejected)
     absl::StrAppendFormat(&out, "  %-*s  %s: %s\n", static_cast<int>(at_width), c["at"].get<std::string>(),
                           s.Yellow(c["pattern"].get<std::string>()), c["reason"].get<std::string>());
+
+  if (r.contains("saved_model")) {
+    const auto& saved = r["saved_model"];
+    absl::StrAppend(&out, "\n", s.Bold("Saved model"), "  ", saved["path"].get<std::string>(), "\n");
+    absl::StrAppendFormat(&out, "  %-12s %d written as ONNX Attention, %d kept as attune.MultiHeadAttention\n",
+                          "attention", saved["attention_ops"].get<int>(),
+                          static_cast<int>(saved["kept_as_multi_head_attention"].size()));
+    absl::StrAppendFormat(&out, "  %-12s ai.onnx %d -> %d\n", "opset", saved["default_opset_before"].get<int>(),
+                          saved["default_opset"].get<int>());
+    for (const auto& kept : saved["kept_as_multi_head_attention"])
+      absl::StrAppendFormat(&out, "  %-12s %s: %s\n", "kept", kept["node"].get<std::string>(),
+                            kept["reason"].get<std::string>());
+  }
   return out;
 }
 

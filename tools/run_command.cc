@@ -12,9 +12,19 @@ namespace attune::cli {
 namespace {
 
 constexpr char kUsage[] =
-    "usage: attune run MODEL.onnx [--input NAME=FILE]... [--output-dir DIR] [--threads N] [--no-fuse]\n"
-    "                  [--attention-backend auto|simd|onednn|reference] [--verify-fusion] [--disable-pass NAME]...\n"
-    "                  [--max-tensor-mb N]\n";
+    "usage: attune run MODEL.onnx [--input NAME=FILE]... [--output-dir DIR] [options]\n"
+    "\n"
+    "Runs the model once and prints each output's type and shape.\n"
+    "\n"
+    "  --input NAME=FILE        a graph input from .npy or ONNX TensorProto .pb (repeatable)\n"
+    "  --output-dir DIR         write each output as DIR/<name>.npy\n"
+    "session options:\n"
+    "  --threads N              threads in total for a run (default: all cores)\n"
+    "  --no-fuse                skip the fusions (canonicalisation still runs)\n"
+    "  --disable-pass NAME      skip one pass (repeatable; 'attune inspect --passes' lists them)\n"
+    "  --verify-fusion          check every fusion numerically; undo it above tolerance\n"
+    "  --attention-backend B    auto, simd, onednn or reference\n"
+    "  --max-tensor-mb N        largest tensor allowed, in MiB (weights, inputs, intermediates)\n";
 
 absl::Status Run(const Args& args) {
   if (args.positionals().size() != 1) return absl::InvalidArgumentError("run needs exactly one MODEL.onnx");
@@ -63,13 +73,7 @@ absl::Status Run(const Args& args) {
 int RunCommand(int argc, char** argv) {
   FlagSpec spec{{"input", "output-dir"}, {}};
   AddSessionFlags(spec);
-  auto args = Args::Parse(argc, argv, 2, spec);
-  if (!args.ok()) {
-    std::fputs(kUsage, stderr);
-    return ReportError(args.status());
-  }
-  absl::Status status = Run(*args);
-  return status.ok() ? 0 : ReportError(status);
+  return RunSubcommand(argc, argv, kUsage, spec, Run);
 }
 
 }  // namespace attune::cli

@@ -1,0 +1,133 @@
+// attune bench: the JSON statistics, the Chrome-trace profile, generated inputs.
+#include <map>
+
+#include "tests/cli/cli_test_util.h"
+
+namespace attune::cli_test {
+namespace {
+
+using nlohmann::json;
+
+ModelCase Model(const std::string& name) { return {name, attune::testing::SourceDir() + "/models/" + name}; }
+
+std::vector<std::string> With(std::vector<std::string> args, const std::vector<std::string>& more) {
+  args.insert(args.end(), more.begin(), more.end());
+  return args;
+}
+
+TEST(BenchCommand, JsonHasConsistentStatistics) {
+  const ModelCase m = Model("mha_causal");
+  const CliResult r = RunCli(With({"bench", m.model(), "--iterations", "7", "--warmup", "1", "--threads", "1", "--json"},
+                                  m.InputFlags()));
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  const json j = json::parse(r.out, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << r.out;
+  for (const char* key : {"median_ms", "min_ms", "max_ms", "p90_ms", "p99_ms", "iterations", "threads", "peak_rss_mb"})
+    ASSERT_TRUE(j.contains(key) && j[key].is_number()) << key << " in " << r.out;
+  const double min = j["min_ms"], median = j["median_ms"], max = j["max_ms"], p90 = j["p90_ms"], p99 = j["p99_ms"];
+  EXPECT_GT(min, 0.0);
+  EXPECT_LE(min, median);
+  EXPECT_LE(median, p90);
+  EXPECT_LE(p90, p99);
+  EXPECT_LE(p99, max);
+  EXPECT_EQ(j["iterations"], 7);
+  EXPECT_EQ(j["threads"], 1);
+  EXPECT_GT(j["peak_rss_mb"].get<double>(), 1.0);
+  EXPECT_LT(j["peak_rss_mb"].get<double>(), 4096.0);
+}
+
+TEST(BenchCommand, TextOutputShowsLatencyLine) {
+  const ModelCase m = Model("single_head");
+  const CliResult r = RunCli(With({"bench", m.model(), "--iterations", "3", "--warmup", "0"}, m.InputFlags()));
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_NE(r.out.find("latency ms  median "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("peak RSS"), std::string::npos) << r.out;
+}
+
+TEST(BenchCommand, ProfileIsAChromeTraceWithOneEventPerNodePerRun) {
+  const ModelCase m = Model("gpt_maskfill");
+  TempDir dir;
+  const std::string trace_path = dir / "trace.json";
+  const CliResult r = RunCli(With({"bench", m.model(), "--iterations", "2", "--warmup", "0", "--threads", "1",
+                                   "--profile", trace_path},
+                                  m.InputFlags()));
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  const json trace = json::parse(ReadFile(trace_path), nullptr, false);
+  ASSERT_TRUE(trace.is_object());
+  ASSERT_TRUE(trace["traceEvents"].is_array());
+
+  // The optimised graph's nodes, from the inspect report.
+  const json report = json::parse(RunCli({"inspect", m.model(), "--format", "json"}).out);
+  std::map<std::string, int> ops;
+  int nodes = 0;
+  for (const auto& [op, n] : report["ops_after"].items()) {
+    ops[op] = n.get<int>();
+    nodes += n.get<int>();
+  }
+  std::map<std::string, int> events_per_node;
+  std::map<int, int> events_per_run;
+  std::map<std::string, int> events_per_op;
+  for (const json& e : trace["traceEvents"]) {
+    ASSERT_EQ(e["ph"], "X") << e.dump();
+    ASSERT_TRUE(e["name"].is_string());
+    ASSERT_TRUE(e["ts"].is_number());
+    ASSERT_TRUE(e["dur"].is_number());
+    EXPECT_GE(e["dur"].get<double>(), 0.0);
+    ASSERT_TRUE(e.contains("pid") && e.contains("tid"));
+    ++events_per_node[e["name"]];
+    ++events_per_run[e["args"]["run"].get<int>()];
+    ++events_per_op[e["args"]["op_type"]];
+  }
+  ASSERT_FALSE(events_per_run.empty());
+  const int runs = static_cast<int>(events_per_run.size());
+  EXPECT_EQ(static_cast<int>(trace["traceEvents"].size()), nodes * runs);
+  EXPECT_EQ(static_cast<int>(events_per_node.size()), nodes);
+  for (const auto& [name, n] : events_per_node) EXPECT_EQ(n, runs) << name;
+  for (const auto& [run, n] : events_per_run) EXPECT_EQ(n, nodes) << "run " << run;
+  for (const auto& [op, n] : ops) EXPECT_EQ(events_per_op[op], n * runs) << op;
+
+  // The per-op summary on stdout, heaviest first, with every op type.
+  EXPECT_NE(r.out.find("op type"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("ms per run"), std::string::npos) << r.out;
+  for (const auto& [op, n] : ops) EXPECT_NE(r.out.find("\n" + op + " "), std::string::npos) << op << "\n" << r.out;
+}
+
+TEST(BenchCommand, GeneratesTokenIdsBelowTheVocabulary) {
+  // Both GPTs index a 97-row embedding; out-of-range ids would fail Gather.
+  for (const std::string name : {"gpt_maskfill", "gpt_where_finfo"}) {
+    const CliResult dims = RunCli({"bench", Model(name).model(), "--dim", "batch=2", "--dim", "seq=40",
+                                   "--iterations", "2", "--warmup", "0", "--json"});
+    ASSERT_EQ(dims.exit_code, 0) << name << Describe(dims);
+    const CliResult shape = RunCli({"bench", Model(name).model(), "--shape", "input_ids=1x64", "--iterations", "2",
+                                    "--warmup", "0", "--json"});
+    ASSERT_EQ(shape.exit_code, 0) << name << Describe(shape);
+    EXPECT_TRUE(json::parse(shape.out).contains("median_ms"));
+  }
+}
+
+TEST(BenchCommand, KvCacheModelWithAllSymbolsBound) {
+  const CliResult r = RunCli({"bench", Model("gpt_kvcache").model(), "--dim", "batch=1", "--dim", "seq=4", "--dim",
+                              "past_seq=9", "--iterations", "2", "--warmup", "0", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+}
+
+TEST(BenchCommand, UnboundSymbolIsAClearError) {
+  const CliResult r = RunCli({"bench", Model("gpt_maskfill").model(), "--dim", "batch=1", "--iterations", "1"});
+  ASSERT_TRUE(IsUsageError(r));
+  const std::string line = ErrorLine(r);
+  EXPECT_NE(line.find("'seq'"), std::string::npos) << line;
+  EXPECT_NE(line.find("--dim seq=N"), std::string::npos) << line;
+  EXPECT_NE(line.find("input_ids"), std::string::npos) << line;
+}
+
+TEST(BenchCommand, BadShapeOrDimIsAUsageError) {
+  const std::string model = Model("gpt_maskfill").model();
+  EXPECT_TRUE(IsUsageError(RunCli({"bench", model, "--shape", "input_ids=2xq"})));
+  EXPECT_TRUE(IsUsageError(RunCli({"bench", model, "--shape", "input_ids"})));
+  EXPECT_TRUE(IsUsageError(RunCli({"bench", model, "--dim", "seq=-3"})));
+  EXPECT_TRUE(IsUsageError(RunCli({"bench", model, "--dim", "seq"})));
+  EXPECT_TRUE(IsUsageError(RunCli({"bench", model, "--iterations", "many"})));
+}
+
+}  // namespace
+}  // namespace attune::cli_test

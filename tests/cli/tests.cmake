@@ -1,0 +1,11 @@
+# tests/cli: the gtest binary test_cli (made from *_test.cc by tests/CMakeLists.txt)
+# runs the built attune binary; tell it where that is and build it first.
+if(TARGET test_cli AND TARGET attune_cli)
+  target_compile_definitions(test_cli PRIVATE ATTUNE_CLI_PATH="$<TARGET_FILE:attune_cli>")
+  add_dependencies(test_cli attune_cli)
+  target_link_libraries(test_cli PRIVATE nlohmann_json::nlohmann_json)
+  find_program(ATTUNE_DOT_EXECUTABLE dot)
+  if(ATTUNE_DOT_EXECUTABLE)
+    target_compile_definitions(test_cli PRIVATE ATTUNE_DOT_PATH="${ATTUNE_DOT_EXECUTABLE}")
+  endif()
+endif()
