@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/common/status_macros.h"
-#include "engine/session_impl.h"
+#include "engine/session_access.h"
 #include "tools/command_common.h"
 #include "tools/commands.h"
 #include "tools/report_json.h"
@@ -42,7 +42,7 @@ absl::Status Inspect(const Args& args) {
     return absl::InvalidArgumentError(absl::StrCat("--format must be text or json, got '", format, "'"));
   const std::string model_path = args.positionals()[0];
   ASSIGN_OR_RETURN(std::unique_ptr<Session> session, Session::Create(model_path, options));
-  const nlohmann::json report = ReportToJson(model_path, session->impl());
+  const nlohmann::json report = ReportToJson(model_path, GetSessionImpl(*session));
   const std::string output = args.Value("output").value_or("");
   if (format == "json") return WriteText(output, report.dump(2) + "\n");
   return WriteText(output, RenderTextReport(report, output.empty() && isatty(STDOUT_FILENO)));
