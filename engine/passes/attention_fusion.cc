@@ -1,12 +1,157 @@
+// The attention fusion pass: finds MatMul(Softmax(...), V) candidates, tries
+// every attention variant's pattern and check on each, and replaces the ones
+// that pass with one attune.MultiHeadAttention node. Every candidate that is
+// not fused is reported with the first check that failed.
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "engine/common/status_macros.h"
+#include "engine/passes/attention/attention_patterns.h"
+#include "engine/passes/attention/attention_rule.h"
+#include "engine/passes/attention/fusion_plan.h"
+#include "engine/passes/attention/verify.h"
 #include "engine/passes/passes.h"
+#include "engine/pattern/pattern.h"
 
 namespace attune {
 namespace {
 
+using attention::AttentionRewrite;
+using attention::AttentionVariant;
+
+// Fused output further than this from the subgraph it replaces is undone.
+// Half-precision graphs round every intermediate of the unfused subgraph,
+// which the fused op (computing in float32) does not: there the bound is a
+// few units in the last place of the type instead.
+double VerifyTolerance(ElementType type) {
+  switch (type) {
+    case ElementType::kFloat16: return 4 * 9.765625e-4;  // 4 eps of fp16
+    case ElementType::kBFloat16: return 4 * 7.8125e-3;   // 4 eps of bf16
+    default: return 1e-4;
+  }
+}
+
+struct Candidate {
+  std::string root;     // the MatMul(probabilities, V) node
+  std::string softmax;  // where the report anchors the candidate
+};
+
+void AddRejection(FusionReport* report, RejectedCandidate rejection) {
+  if (report == nullptr) return;
+  for (const RejectedCandidate& r : report->rejected)
+    if (r.at == rejection.at && r.pattern == rejection.pattern && r.reason == rejection.reason) return;
+  report->rejected.push_back(std::move(rejection));
+}
+
 class AttentionFusionPass final : public Pass {
  public:
+  AttentionFusionPass() {
+    for (const AttentionVariant& v : attention::AllAttentionVariants()) {
+      variants_.push_back(v);
+      patterns_.push_back(attention::AttentionPattern(v));
+    }
+  }
+
   std::string_view name() const override { return "attention_fusion"; }
-  absl::StatusOr<bool> Run(Graph& graph, PassContext& context) override { return false; }
+
+  absl::StatusOr<bool> Run(Graph& graph, PassContext& context) override {
+    ASSIGN_OR_RETURN(std::vector<Candidate> candidates, FindCandidates(graph));
+    bool changed = false;
+    for (const Candidate& candidate : candidates) {
+      if (context.max_rewrites >= 0 && rewrites_ >= context.max_rewrites) break;
+      if (verify_undone_.count(candidate.softmax)) continue;
+      Node* root = graph.FindNode(candidate.root);
+      if (root == nullptr || root->output(0) == nullptr) continue;  // gone with an earlier fusion
+      ASSIGN_OR_RETURN(bool fused, TryCandidate(graph, context, *root, candidate));
+      changed |= fused;
+    }
+    return changed;
+  }
+
+ private:
+  static absl::StatusOr<std::vector<Candidate>> FindCandidates(const Graph& graph) {
+    static const pattern::Pattern kCandidate = attention::AttentionCandidatePattern();
+    ASSIGN_OR_RETURN(std::vector<Node*> order, graph.TopologicalOrder());
+    std::vector<Candidate> out;
+    for (const Node* n : order) {
+      if (n->op_type() != "MatMul" || !n->domain().empty() || n->output(0) == nullptr) continue;
+      pattern::MatchResult r = pattern::MatchValue(kCandidate, n->output(0));
+      if (r.matched) out.push_back({n->name(), r.match.node(attention::captures::kSoftmax)->name()});
+    }
+    return out;
+  }
+
+  absl::StatusOr<bool> TryCandidate(Graph& graph, PassContext& context, const Node& root, const Candidate& candidate) {
+    std::optional<AttentionRewrite> rewrite;
+    size_t chosen = 0;
+    std::string best_reason = "no attention pattern matches";
+    std::string best_pattern = "attention";
+    size_t best_progress = 0;
+    for (size_t i = 0; i < patterns_.size() && !rewrite; ++i) {
+      auto accept = [&](const pattern::Match& m) -> std::optional<std::string> {
+        auto result = attention::CheckAttention(graph, m, variants_[i], context);
+        if (auto* why = std::get_if<std::string>(&result)) return *why;
+        rewrite = std::get<AttentionRewrite>(std::move(result));
+        return std::nullopt;
+      };
+      pattern::MatchResult r = pattern::MatchValue(patterns_[i], root.output(0), accept);
+      if (r.matched) {
+        chosen = i;
+        break;
+      }
+      if (r.failure_progress > best_progress) {
+        best_progress = r.failure_progress;
+        best_reason = r.failure;
+        best_pattern = variants_[i].Name();
+      }
+    }
+    if (!rewrite) {
+      AddRejection(context.report, {candidate.softmax, best_pattern, best_reason});
+      return false;
+    }
+    const std::string pattern_name = variants_[chosen].Name();
+    if (rewrite->not_causal_reason)
+      AddRejection(context.report, {candidate.softmax, pattern_name,
+                                    absl::StrCat("not fused as causal: ", *rewrite->not_causal_reason)});
+
+    FusionRecord record = rewrite->record;
+    if (context.verify_fusion && context.registry != nullptr) {
+      auto errors = attention::VerifyFusionPlan(graph, rewrite->plan, *context.registry, context.exec_options);
+      if (errors.ok()) {
+        record.verify_max_abs_error = errors->max_abs;
+        record.verify_max_rel_error = errors->max_rel;
+        const double tolerance = VerifyTolerance(rewrite->output_type);
+        if (errors->max_abs > tolerance) {
+          record.undone = true;
+          verify_undone_.insert(candidate.softmax);
+          if (context.report != nullptr) context.report->fusions.push_back(record);
+          AddRejection(context.report, {candidate.softmax, pattern_name,
+                                        absl::StrCat("verify: fused output differs by ", errors->max_abs,
+                                                     " (tolerance ", tolerance, "); fusion undone")});
+          return false;
+        }
+      } else {
+        AddRejection(context.report, {candidate.softmax, pattern_name,
+                                      absl::StrCat("verify could not run: ", errors.status().message())});
+      }
+    }
+    ASSIGN_OR_RETURN(attention::AppliedPlan applied, attention::ApplyFusionPlan(graph, rewrite->plan));
+    record.node = applied.node_names.back();
+    record.replaced = applied.removed;
+    if (context.report != nullptr) context.report->fusions.push_back(std::move(record));
+    ++rewrites_;
+    return true;
+  }
+
+  std::vector<AttentionVariant> variants_;
+  std::vector<pattern::Pattern> patterns_;
+  // Pass-level bookkeeping across fixed-point iterations: the rewrite budget
+  // used so far and the candidates verify mode has turned down.
+  int rewrites_ = 0;
+  std::set<std::string> verify_undone_;
 };
 
 }  // namespace

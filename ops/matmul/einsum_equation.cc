@@ -4,7 +4,6 @@
 #include <array>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "attune/tensor.h"
 #include "engine/common/strings.h"
 

@@ -1,6 +1,7 @@
 // Every ONNX backend test of the Attention op (test_attention_*, except the
 // *_expanded function-body variants), found at run time and run through the
 // registry with each attention backend, compared with the ONNX reference data.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -9,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "tests/common/compare.h"
 #include "tests/common/kernel_runner.h"
 #include "tests/common/onnx_test_case.h"
 
@@ -29,46 +31,25 @@ std::vector<std::string> AttentionBackendTests() {
   return names;
 }
 
-double ValueAt(const Tensor& t, int64_t i) {
-  switch (t.type()) {
-    case ElementType::kFloat32:
-      return t.data<float>()[i];
-    case ElementType::kFloat16:
-      return HalfToFloat(t.data<Float16>()[i]);
-    case ElementType::kBFloat16:
-      return BFloat16ToFloat(t.data<BFloat16>()[i]);
-    case ElementType::kFloat64:
-      return t.data<double>()[i];
-    default:
-      return NAN;
+// The largest |a - e| over elements that differ (equal infinities, such as
+// the -inf of masked scores, count as equal).
+double MaxAbsError(const Tensor& actual, const Tensor& expected) {
+  double worst = 0.0;
+  for (int64_t i = 0; i < expected.num_elements(); ++i) {
+    const float a = actual.data<float>()[i];
+    const float e = expected.data<float>()[i];
+    if (a != e) worst = std::max(worst, std::fabs(static_cast<double>(a) - e));
   }
+  return worst;
 }
 
-// ONNX's rule |a - e| <= 1e-7 + 1e-3·|e| per element (equal infinities and
-// NaN pairs match), plus a max absolute error of 1e-4 for float32. Returns ""
-// when the output matches, else what differs.
+// ONNX's rule |a - e| <= 1e-7 + 1e-3·|e| per element, plus a max absolute
+// error of 1e-4 for float32. Returns "" when the output matches.
 std::string Mismatch(const Tensor& actual, const Tensor& expected) {
-  if (actual.type() != expected.type()) {
-    return absl::StrCat("type ", ElementTypeName(actual.type()), " vs expected ", ElementTypeName(expected.type()));
-  }
-  if (actual.shape() != expected.shape()) {
-    return absl::StrCat("shape ", ShapeToString(actual.shape()), " vs expected ", ShapeToString(expected.shape()));
-  }
-  double max_abs = 0.0;
-  for (int64_t i = 0; i < expected.num_elements(); ++i) {
-    const double a = ValueAt(actual, i);
-    const double e = ValueAt(expected, i);
-    if (a == e || (std::isnan(a) && std::isnan(e))) continue;
-    const double err = std::fabs(a - e);
-    if (!(err <= 1e-7 + 1e-3 * std::fabs(e))) {
-      return absl::StrCat("element ", i, ": got ", a, ", expected ", e);
-    }
-    max_abs = std::max(max_abs, err);
-  }
-  if (expected.type() == ElementType::kFloat32 && max_abs > 1e-4) {
-    return absl::StrCat("max abs error ", max_abs, " > 1e-4");
-  }
-  return "";
+  std::string diff = CompareTensors(actual, expected, Tolerance{.rtol = 1e-3, .atol = 1e-7});
+  if (!diff.empty() || expected.type() != ElementType::kFloat32) return diff;
+  const double max_abs = MaxAbsError(actual, expected);
+  return max_abs > 1e-4 ? absl::StrCat("max abs error ", max_abs, " > 1e-4") : "";
 }
 
 // Runs one test with one backend; "" on success, else the first failure.

@@ -1,4 +1,5 @@
 #include "ops/attention/kernels/attention_args.h"
+#include "ops/attention/kernels/attention_onednn.h"
 #include "ops/attention/kernels/attention_reference.h"
 #include "ops/attention/kernels/flash_attention.h"
 
@@ -11,9 +12,14 @@ absl::Status RunAttention(const AttentionArgs& args, AttentionBackend backend) {
     case AttentionBackend::kReference:
       RunAttentionReference(args);
       return absl::OkStatus();
+    case AttentionBackend::kOneDnn:
+      if (OneDnnSupports(args)) {
+        absl::Status status = RunAttentionOneDnn(args);
+        if (status.code() != absl::StatusCode::kUnimplemented) return status;
+      }
+      [[fallthrough]];
     case AttentionBackend::kAuto:
     case AttentionBackend::kSimd:
-    case AttentionBackend::kOneDnn:
       if (FlashSupports(args)) return RunFlashAttention(args, FlashGemm::kNative);
       RunAttentionReference(args);
       return absl::OkStatus();

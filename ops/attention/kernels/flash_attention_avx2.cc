@@ -54,6 +54,7 @@ struct Avx2 {
     const __m256i scale = _mm256_slli_epi32(_mm256_castps_si256(t), 23);
     return _mm256_mul_ps(p, _mm256_castsi256_ps(scale));
   }
+  static void PrefetchL2(const float* p) { _mm_prefetch(reinterpret_cast<const char*>(p), _MM_HINT_T1); }
   static F Exp2Clamped(F x) { return Exp2(_mm256_min_ps(x, _mm256_set1_ps(kExp2Highest))); }
 
   // Along head_dim (decode).
@@ -64,25 +65,73 @@ struct Avx2 {
     return _mm_cvtss_f32(s);
   }
   static float Dot(const float* a, const float* b, int64_t n) {
-    F acc0 = Zero(), acc1 = Zero();
+    F acc = Zero();
     int64_t d = 0;
-    for (; d + 16 <= n; d += 16) {
-      acc0 = Fma(Load(a + d), Load(b + d), acc0);
-      acc1 = Fma(Load(a + d + 8), Load(b + d + 8), acc1);
-    }
-    for (; d + 8 <= n; d += 8) acc0 = Fma(Load(a + d), Load(b + d), acc0);
+    for (; d + 8 <= n; d += 8) acc = Fma(Load(a + d), Load(b + d), acc);
     float tail = 0.0f;
     for (; d < n; ++d) tail += a[d] * b[d];
-    return Reduce(Add(acc0, acc1)) + tail;
+    return Reduce(acc) + tail;
   }
-  static void Axpy(float* y, float alpha, const float* x, int64_t n) {
-    const F av = Set1(alpha);
+  /// Lane r = q · k[r * stride : r * stride + n], for 8 rows.
+  static F DotRows(const float* q, const float* k, int64_t stride, int64_t n) {
+    F acc[8];
+    for (int r = 0; r < 8; ++r) acc[r] = Zero();
     int64_t d = 0;
-    for (; d + 8 <= n; d += 8) Store(y + d, Fma(av, Load(x + d), Load(y + d)));
-    for (; d < n; ++d) y[d] += alpha * x[d];
+    for (; d + 8 <= n; d += 8) {
+      const F qv = Load(q + d);
+#pragma GCC unroll 8
+      for (int r = 0; r < 8; ++r) acc[r] = Fma(qv, Load(k + r * stride + d), acc[r]);
+    }
+    F s[4], t[2];
+    for (int i = 0; i < 4; ++i) {
+      s[i] = Add(_mm256_unpacklo_ps(acc[2 * i], acc[2 * i + 1]), _mm256_unpackhi_ps(acc[2 * i], acc[2 * i + 1]));
+    }
+    for (int i = 0; i < 2; ++i) {
+      t[i] = Add(_mm256_shuffle_ps(s[2 * i], s[2 * i + 1], _MM_SHUFFLE(1, 0, 1, 0)),
+                 _mm256_shuffle_ps(s[2 * i], s[2 * i + 1], _MM_SHUFFLE(3, 2, 3, 2)));
+    }
+    F r = Add(_mm256_permute2f128_ps(t[0], t[1], 0x20), _mm256_permute2f128_ps(t[0], t[1], 0x31));
+    if (d < n) {  // head_dim not a multiple of 8: finish the tail per row
+      alignas(32) float lanes[8];
+      Store(lanes, r);
+      for (int row = 0; row < 8; ++row)
+        for (int64_t e = d; e < n; ++e) lanes[row] += q[e] * k[row * stride + e];
+      r = Load(lanes);
+    }
+    return r;
   }
-  static void Scale(float* y, float alpha, int64_t n) {
-    for (int64_t d = 0; d < n; ++d) y[d] *= alpha;
+  /// acc[0:n] += Σ_j p[j] · v[j * stride : j * stride + n], 32 columns at a
+  /// time in registers, two accumulator sets.
+  static void AccumulateRows(float* acc, const float* p, const float* v, int64_t stride, int64_t keys, int64_t n) {
+    int64_t d = 0;
+    for (; d + 32 <= n; d += 32) {
+      F a0[4], a1[4];
+      for (int c = 0; c < 4; ++c) {
+        a0[c] = Load(acc + d + 8 * c);
+        a1[c] = Zero();
+      }
+      int64_t j = 0;
+      for (; j + 2 <= keys; j += 2) {
+        const F p0 = Set1(p[j]), p1 = Set1(p[j + 1]);
+        const float* v0 = v + j * stride + d;
+        const float* v1 = v0 + stride;
+#pragma GCC unroll 4
+        for (int c = 0; c < 4; ++c) {
+          a0[c] = Fma(p0, Load(v0 + 8 * c), a0[c]);
+          a1[c] = Fma(p1, Load(v1 + 8 * c), a1[c]);
+        }
+      }
+      if (j < keys) {
+        const F p0 = Set1(p[j]);
+        for (int c = 0; c < 4; ++c) a0[c] = Fma(p0, Load(v + j * stride + d + 8 * c), a0[c]);
+      }
+      for (int c = 0; c < 4; ++c) Store(acc + d + 8 * c, Add(a0[c], a1[c]));
+    }
+    for (; d < n; ++d) {
+      float x = acc[d];
+      for (int64_t j = 0; j < keys; ++j) x += p[j] * v[j * stride + d];
+      acc[d] = x;
+    }
   }
 };
 

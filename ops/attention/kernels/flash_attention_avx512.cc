@@ -57,35 +57,85 @@ struct Avx512 {
     const __m512i scale = _mm512_slli_epi32(_mm512_castps_si512(t), 23);
     return _mm512_mul_ps(p, _mm512_castsi512_ps(scale));
   }
+  static void PrefetchL2(const float* p) { _mm_prefetch(reinterpret_cast<const char*>(p), _MM_HINT_T1); }
   static F Exp2Clamped(F x) { return Exp2(_mm512_min_ps(x, _mm512_set1_ps(kExp2Highest))); }
 
   // Along head_dim (decode).
   static __mmask16 TailMask(int64_t n) { return static_cast<__mmask16>((1u << n) - 1u); }
   static float Dot(const float* a, const float* b, int64_t n) {
-    F acc0 = Zero(), acc1 = Zero();
+    F acc = Zero();
     int64_t d = 0;
-    for (; d + 32 <= n; d += 32) {
-      acc0 = Fma(Load(a + d), Load(b + d), acc0);
-      acc1 = Fma(Load(a + d + 16), Load(b + d + 16), acc1);
-    }
-    for (; d + 16 <= n; d += 16) acc0 = Fma(Load(a + d), Load(b + d), acc0);
+    for (; d + 16 <= n; d += 16) acc = Fma(Load(a + d), Load(b + d), acc);
     if (d < n) {
       const __mmask16 m = TailMask(n - d);
-      acc1 = Fma(_mm512_maskz_loadu_ps(m, a + d), _mm512_maskz_loadu_ps(m, b + d), acc1);
+      acc = Fma(_mm512_maskz_loadu_ps(m, a + d), _mm512_maskz_loadu_ps(m, b + d), acc);
     }
-    return _mm512_reduce_add_ps(Add(acc0, acc1));
+    return _mm512_reduce_add_ps(acc);
   }
-  static void Axpy(float* y, float alpha, const float* x, int64_t n) {
-    const F av = Set1(alpha);
+  /// Lane r = q · k[r * stride : r * stride + n], for 16 rows.
+  static F DotRows(const float* q, const float* k, int64_t stride, int64_t n) {
+    F acc[16];
+    for (int r = 0; r < 16; ++r) acc[r] = Zero();
     int64_t d = 0;
-    for (; d + 16 <= n; d += 16) Store(y + d, Fma(av, Load(x + d), Load(y + d)));
+    for (; d + 16 <= n; d += 16) {
+      const F qv = Load(q + d);
+#pragma GCC unroll 16
+      for (int r = 0; r < 16; ++r) acc[r] = Fma(qv, Load(k + r * stride + d), acc[r]);
+    }
     if (d < n) {
       const __mmask16 m = TailMask(n - d);
-      _mm512_mask_storeu_ps(y + d, m, Fma(av, _mm512_maskz_loadu_ps(m, x + d), _mm512_maskz_loadu_ps(m, y + d)));
+      const F qv = _mm512_maskz_loadu_ps(m, q + d);
+#pragma GCC unroll 16
+      for (int r = 0; r < 16; ++r) acc[r] = Fma(qv, _mm512_maskz_loadu_ps(m, k + r * stride + d), acc[r]);
     }
+    // Transposing reduction: 16 vectors to one vector of their sums.
+    F s[8], t[4], u[2];
+    for (int i = 0; i < 8; ++i) {
+      s[i] = Add(_mm512_unpacklo_ps(acc[2 * i], acc[2 * i + 1]), _mm512_unpackhi_ps(acc[2 * i], acc[2 * i + 1]));
+    }
+    for (int i = 0; i < 4; ++i) {
+      t[i] = Add(_mm512_shuffle_ps(s[2 * i], s[2 * i + 1], _MM_SHUFFLE(1, 0, 1, 0)),
+                 _mm512_shuffle_ps(s[2 * i], s[2 * i + 1], _MM_SHUFFLE(3, 2, 3, 2)));
+    }
+    for (int i = 0; i < 2; ++i) {
+      u[i] = Add(_mm512_shuffle_f32x4(t[2 * i], t[2 * i + 1], _MM_SHUFFLE(2, 0, 2, 0)),
+                 _mm512_shuffle_f32x4(t[2 * i], t[2 * i + 1], _MM_SHUFFLE(3, 1, 3, 1)));
+    }
+    return Add(_mm512_shuffle_f32x4(u[0], u[1], _MM_SHUFFLE(2, 0, 2, 0)),
+               _mm512_shuffle_f32x4(u[0], u[1], _MM_SHUFFLE(3, 1, 3, 1)));
   }
-  static void Scale(float* y, float alpha, int64_t n) {
-    for (int64_t d = 0; d < n; ++d) y[d] *= alpha;
+  /// acc[0:n] += Σ_j p[j] · v[j * stride : j * stride + n], 64 columns at a
+  /// time in registers, two accumulator sets to halve the FMA chains.
+  static void AccumulateRows(float* acc, const float* p, const float* v, int64_t stride, int64_t keys, int64_t n) {
+    for (int64_t d = 0; d < n; d += 64) {
+      const int64_t width = n - d < 64 ? n - d : 64;
+      __mmask16 m[4];
+      for (int c = 0; c < 4; ++c) {
+        const int64_t left = width - 16 * c;
+        m[c] = left >= 16 ? static_cast<__mmask16>(0xffff) : left <= 0 ? static_cast<__mmask16>(0) : TailMask(left);
+      }
+      F a0[4], a1[4];
+      for (int c = 0; c < 4; ++c) {
+        a0[c] = _mm512_maskz_loadu_ps(m[c], acc + d + 16 * c);
+        a1[c] = Zero();
+      }
+      int64_t j = 0;
+      for (; j + 2 <= keys; j += 2) {
+        const F p0 = Set1(p[j]), p1 = Set1(p[j + 1]);
+        const float* v0 = v + j * stride + d;
+        const float* v1 = v0 + stride;
+#pragma GCC unroll 4
+        for (int c = 0; c < 4; ++c) {
+          a0[c] = Fma(p0, _mm512_maskz_loadu_ps(m[c], v0 + 16 * c), a0[c]);
+          a1[c] = Fma(p1, _mm512_maskz_loadu_ps(m[c], v1 + 16 * c), a1[c]);
+        }
+      }
+      if (j < keys) {
+        const F p0 = Set1(p[j]);
+        for (int c = 0; c < 4; ++c) a0[c] = Fma(p0, _mm512_maskz_loadu_ps(m[c], v + j * stride + d + 16 * c), a0[c]);
+      }
+      for (int c = 0; c < 4; ++c) _mm512_mask_storeu_ps(acc + d + 16 * c, m[c], Add(a0[c], a1[c]));
+    }
   }
 };
 

@@ -89,6 +89,7 @@ struct Portable {
     for (float& e : x.v) e = Exp2One(e);
     return x;
   }
+  static void PrefetchL2(const float*) {}
   static F Exp2Clamped(F x) { return Exp2(Min(x, Set1(kExp2Highest))); }
 
   static float Dot(const float* a, const float* b, int64_t n) {
@@ -101,11 +102,14 @@ struct Portable {
     for (float x : acc) s += x;
     return s;
   }
-  static void Axpy(float* y, float alpha, const float* x, int64_t n) {
-    for (int64_t d = 0; d < n; ++d) y[d] += alpha * x[d];
+  static F DotRows(const float* q, const float* k, int64_t stride, int64_t n) {
+    F r;
+    for (int row = 0; row < kLanes; ++row) r.v[row] = Dot(q, k + row * stride, n);
+    return r;
   }
-  static void Scale(float* y, float alpha, int64_t n) {
-    for (int64_t d = 0; d < n; ++d) y[d] *= alpha;
+  static void AccumulateRows(float* acc, const float* p, const float* v, int64_t stride, int64_t keys, int64_t n) {
+    for (int64_t j = 0; j < keys; ++j)
+      for (int64_t d = 0; d < n; ++d) acc[d] += p[j] * v[j * stride + d];
   }
 };
 

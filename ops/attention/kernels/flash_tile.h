@@ -6,7 +6,8 @@
 // V provides: F (a vector of kLanes floats), Zero, Set1, Load, Store, Add,
 // Sub, Mul, Div, Fma(a, b, c) = a*b + c, Max, Exp2 (x <= 0 domain, lower
 // clamp), Exp2Clamped, MaskRange(s, lo, hi, j) (-inf in lanes whose
-// [lo, hi) does not contain j), AnyDifferent, ZeroIfNegInf, KeepNegInf(x, r).
+// [lo, hi) does not contain j), AnyDifferent, ZeroIfNegInf, KeepNegInf(x, r),
+// PrefetchL2(p) (a hint; may do nothing).
 #pragma once
 
 #include <dnnl.h>
@@ -129,16 +130,36 @@ struct BlockContext {
   int32_t* hi;
 };
 
+/// Prefetches `rows` rows of `floats` floats into L2.
+template <class V>
+inline void PrefetchRows(const float* p, int64_t stride, int64_t rows, int64_t floats) {
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t f = 0; f < floats; f += 16) V::PrefetchL2(p + r * stride + f);
+}
+
 /// Q·Kᵀ of keys [j0, j0 + nk) into St with our micro-kernels; masks partial
 /// tiles and, when fuse_max, folds the tile max in the epilogue.
+/// K and V rows are strided rows of the caller's tensors (3 KB apart for
+/// B,T,H·D with 12 heads), which the hardware prefetchers do not follow
+/// across pages: the first chunk's group loop prefetches this tile's V rows
+/// (for P·V) and the next tile's K rows into L2 (measured at T=2048, AVX-512, 1 thread: ~100 -> ~125 GFLOP/s per CPU-second).
 template <class V, int MR, int NV>
-void TileScoresNative(const BlockContext& ctx, int64_t j0, int64_t nk, bool mask, bool fuse_max) {
+void TileScoresNative(const BlockContext& ctx, int64_t j0, int64_t nk, int64_t next_nk, bool mask, bool fuse_max) {
   constexpr int64_t NQ = NV * V::kLanes;
   const AttentionArgs& a = *ctx.args;
   const float* k0 = RowOf(a.k, ctx.batch, ctx.kv_head, j0);
+  const float* v0 = RowOf(a.v, ctx.batch, ctx.kv_head, j0);
+  const float* k_next = k0 + nk * a.k.stride_seq;
   for (int64_t c = 0; c < ctx.bq; c += NQ) {
     for (int64_t g = 0; g < nk; g += MR) {
       const int rows = static_cast<int>(std::min<int64_t>(MR, nk - g));
+      if (c == 0) {
+        PrefetchRows<V>(v0 + g * a.v.stride_seq, a.v.stride_seq, rows, a.v_head_dim);
+        if (g < next_nk) {
+          PrefetchRows<V>(k_next + g * a.k.stride_seq, a.k.stride_seq, std::min<int64_t>(rows, next_nk - g),
+                          a.head_dim);
+        }
+      }
       const float* kg = k0 + g * a.k.stride_seq;
       float* out = ctx.st + g * ctx.bq + c;
       const int32_t row0 = static_cast<int32_t>(j0 + g);
@@ -281,9 +302,16 @@ void ProcessQueryBlock(const AttentionArgs& a, const FlashPlan& plan, const Flas
   // Scaled Qᵀ (padding lanes 0) and each row's visible key range.
   std::memset(ctx.qt, 0, sizeof(float) * dim * bq);
   int64_t k_first = a.kv_len, k_last = 0;
+  constexpr int64_t kPrefetchAhead = 8;  // Q rows are strided: fetch ahead of the transposition
+  for (int64_t i = 0; i < std::min(rows, kPrefetchAhead); ++i) {
+    PrefetchRows<V>(RowOf(a.q, ctx.batch, ctx.head, ctx.q_begin + i), 0, 1, dim);
+  }
   for (int64_t i = 0; i < bq; ++i) {
     ctx.lo[i] = ctx.hi[i] = 0;
     if (i >= rows) continue;
+    if (i + kPrefetchAhead < rows) {
+      PrefetchRows<V>(RowOf(a.q, ctx.batch, ctx.head, ctx.q_begin + i + kPrefetchAhead), 0, 1, dim);
+    }
     const float* q = RowOf(a.q, ctx.batch, ctx.head, ctx.q_begin + i);
     for (int64_t d = 0; d < dim; ++d) ctx.qt[d * bq + i] = q[d] * plan.log2_scale;
     const KeyRange keys = VisibleKeys(a, ctx.batch, ctx.q_begin + i);
@@ -308,7 +336,8 @@ void ProcessQueryBlock(const AttentionArgs& a, const FlashPlan& plan, const Flas
     for (int64_t i = 0; i < bq; i += L) V::Store(ctx.tile_max + i, V::Set1(kNegInf));
 
     if (native) {
-      TileScoresNative<V, MR, NV>(ctx, j0, nk, !full, !score_pass);
+      const int64_t next_nk = std::max<int64_t>(0, std::min(plan.block_k, k_last - j0 - nk));
+      TileScoresNative<V, MR, NV>(ctx, j0, nk, next_nk, !full, !score_pass);
       if (score_pass) TileScorePass<V>(ctx, j0, nk, false);
     } else {
       dnnl_sgemm('N', 'N', nk, bq, dim, 1.0f, RowOf(a.k, ctx.batch, ctx.kv_head, j0), a.k.stride_seq, ctx.qt, bq,

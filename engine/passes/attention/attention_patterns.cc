@@ -1,0 +1,139 @@
+#include "engine/passes/attention/attention_patterns.h"
+
+#include "absl/strings/str_cat.h"
+#include "engine/pattern/predicates.h"
+
+namespace attune::attention {
+namespace {
+
+using pattern::Any;
+using pattern::Capture;
+using pattern::Op;
+using pattern::OneOf;
+using pattern::Pattern;
+
+namespace c = captures;
+
+bool IsFloatType(ElementType t) {
+  return t == ElementType::kFloat32 || t == ElementType::kFloat16 || t == ElementType::kBFloat16 ||
+         t == ElementType::kFloat64;
+}
+
+// Identity, inference Dropout and no-op Casts may sit between any two steps.
+Pattern Tidy(Pattern p) { return pattern::Wrapped(std::move(p), pattern::IdentityWrappers()); }
+
+// A Cast between float types: fp16 exports compute the softmax in float32.
+Pattern FloatCast(Pattern p) {
+  return Op("Cast")
+      .Check([](const Node& n, const pattern::Match&) -> std::optional<std::string> {
+        auto to = n.attributes().GetInt("to");
+        const Value* in = n.input(0);
+        if (!to.ok() || in == nullptr || !IsFloatType(in->type()) || !IsFloatType(static_cast<ElementType>(*to)))
+          return std::string("not a cast between float types");
+        return std::nullopt;
+      })
+      .Inputs({std::move(p)});
+}
+
+// x / c or x · c (either order); the factor is captured as <prefix>_div or <prefix>_mul.
+Pattern Scaled(Pattern x, const std::string& prefix) {
+  return OneOf({Op("Div").Inputs({x, Capture(prefix + "_div")}),
+                Op("Mul").Commutative().Inputs({x, Capture(prefix + "_mul")})});
+}
+
+Pattern MaskStage(MaskForm form, Pattern x) {
+  if (form == MaskForm::kWhere) {
+    return OneOf({Op("Where").CaptureNode(c::kMaskNode).Inputs({Capture(c::kMaskBlocked), Capture(c::kMaskFill), x}),
+                  Op("Where").CaptureNode(c::kMaskNode).Inputs({Capture(c::kMaskKeep), x, Capture(c::kMaskFill)})});
+  }
+  return Op("Add").CaptureNode(c::kMaskNode).Commutative().Inputs({x, Capture(c::kMaskAdd)});
+}
+
+Pattern SoftcapStage(Pattern x) {
+  Pattern divided = Tidy(Op("Div").Inputs({std::move(x), pattern::ScalarConstant(c::kSoftcapDiv)}));
+  return Op("Mul").Commutative().Inputs({Op("Tanh").Inputs({divided}), pattern::ScalarConstant(c::kSoftcapMul)});
+}
+
+// Where(IsNaN(p), 0, p): guards fully masked rows after the softmax.
+Pattern NanGuard(Pattern p) {
+  auto zero = [](double v) -> std::optional<std::string> {
+    if (v == 0.0) return std::nullopt;
+    return std::string("the guard fill is not 0");
+  };
+  return Op("Where").Inputs({Op("IsNaN").Inputs({Capture("nan_guarded")}), pattern::ScalarConstant("nan_fill", zero),
+                             Capture("nan_guarded", std::move(p))});
+}
+
+// What the output MatMul reads: the softmax seen through dropout, casts and a NaN guard.
+Pattern Probabilities(Pattern softmax) {
+  Pattern p = Tidy(std::move(softmax));
+  p = pattern::Optional(p, NanGuard);
+  p = Tidy(pattern::Optional(p, FloatCast));
+  return p;
+}
+
+const char* ScaleName(ScalePlace s) {
+  switch (s) {
+    case ScalePlace::kNone: return "none";
+    case ScalePlace::kScores: return "scores";
+    case ScalePlace::kQuery: return "query";
+    case ScalePlace::kQueryAndKey: return "query-and-key";
+  }
+  return "?";
+}
+
+const char* MaskName(MaskForm m) {
+  switch (m) {
+    case MaskForm::kNone: return "none";
+    case MaskForm::kWhere: return "where";
+    case MaskForm::kAdd: return "add";
+  }
+  return "?";
+}
+
+}  // namespace
+
+std::string AttentionVariant::Name() const {
+  return absl::StrCat("attention[scale=", ScaleName(scale), ", mask=", MaskName(mask),
+                      mask_before_scale ? "-before-scale" : "", softcap ? ", softcap" : "", "]");
+}
+
+std::vector<AttentionVariant> AllAttentionVariants() {
+  std::vector<AttentionVariant> out;
+  // The scale on Q and K before the one on Q alone: the longer match explains more.
+  const ScalePlace scales[] = {ScalePlace::kScores, ScalePlace::kQueryAndKey, ScalePlace::kQuery, ScalePlace::kNone};
+  const MaskForm masks[] = {MaskForm::kWhere, MaskForm::kAdd, MaskForm::kNone};
+  for (bool softcap : {false, true}) {
+    for (ScalePlace s : scales) {
+      for (MaskForm m : masks) {
+        out.push_back({s, m, false, softcap});
+        if (s == ScalePlace::kScores && m != MaskForm::kNone && !softcap) out.push_back({s, m, true, softcap});
+      }
+    }
+  }
+  return out;
+}
+
+Pattern AttentionPattern(const AttentionVariant& v) {
+  Pattern q = Capture(c::kQ);
+  if (v.scale == ScalePlace::kQuery || v.scale == ScalePlace::kQueryAndKey) q = Scaled(Tidy(q), c::kQScale);
+  Pattern kt = Capture(c::kKt);
+  if (v.scale == ScalePlace::kQueryAndKey) {
+    kt = OneOf({Scaled(Tidy(kt), c::kKScale),
+                Op("Transpose").CaptureNode(c::kKtTranspose).Inputs({Tidy(Scaled(Tidy(Capture(c::kKtBase)), c::kKScale))})});
+  }
+  Pattern s = Tidy(Op("MatMul").CaptureNode(c::kScores).Inputs({Tidy(q), Tidy(kt)}));
+  if (v.mask_before_scale) s = Tidy(MaskStage(v.mask, s));
+  if (v.scale == ScalePlace::kScores) s = Tidy(Scaled(s, c::kScale));
+  if (v.softcap) s = Tidy(SoftcapStage(s));
+  if (!v.mask_before_scale && v.mask != MaskForm::kNone) s = Tidy(MaskStage(v.mask, s));
+  Pattern softmax_input = Tidy(pattern::Optional(s, FloatCast));
+  Pattern softmax = Op("Softmax").CaptureNode(c::kSoftmax).Inputs({softmax_input});
+  return Op("MatMul").CaptureNode(c::kOutputMatMul).Inputs({Probabilities(softmax), Capture(c::kV)});
+}
+
+Pattern AttentionCandidatePattern() {
+  return Op("MatMul").Inputs({Probabilities(Op("Softmax").CaptureNode(c::kSoftmax)), Any()});
+}
+
+}  // namespace attune::attention

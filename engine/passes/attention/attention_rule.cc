@@ -1,0 +1,319 @@
+#include "engine/passes/attention/attention_rule.h"
+
+#include <cmath>
+#include <limits>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "engine/pattern/constants.h"
+#include "engine/pattern/predicates.h"
+#include "engine/passes/attention/mask_proof.h"
+#include "engine/passes/attention/operands.h"
+
+namespace attune::attention {
+namespace {
+
+namespace c = captures;
+using Reason = std::string;
+
+// A Where fill at or below this hides its key as surely as -inf does.
+constexpr double kHidingFill = -1e4;
+
+std::string Quote(const Value* v) { return absl::StrCat("'", v->name(), "'"); }
+
+// Every value the matched nodes produce, other than the final output, must
+// stay inside: otherwise removing them would break another reader.
+std::optional<Reason> CheckInternalUses(const pattern::Match& m, const Node* root) {
+  const std::vector<Node*> nodes = m.nodes();
+  absl::flat_hash_set<const Node*> inside(nodes.begin(), nodes.end());
+  for (const Node* n : nodes) {
+    if (n == root) continue;
+    for (const Value* out : n->outputs()) {
+      if (out == nullptr) continue;
+      if (out->is_graph_output())
+        return absl::StrCat("intermediate ", Quote(out), " (from ", n->Describe(), ") is a graph output");
+      for (const Use& use : out->uses())
+        if (!inside.contains(use.node))
+          return absl::StrCat("intermediate ", Quote(out), " (from ", n->Describe(), ") is also read by ",
+                              use.node->Describe());
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<Reason> CheckSoftmaxAxis(const Graph& graph, const Node& softmax, int rank) {
+  const int opset = graph.OpsetFor("");
+  const int64_t default_axis = opset != 0 && opset < 13 ? 1 : -1;
+  const int64_t axis = softmax.attributes().GetInt("axis", default_axis).value_or(default_axis);
+  const int64_t normalized = axis < 0 ? axis + rank : axis;
+  // Before opset 13 Softmax flattens the dims from `axis` on: only axis = rank-1 is per key row.
+  if (normalized != rank - 1)
+    return absl::StrCat("softmax axis is not the key axis (axis ", axis, " of rank ", rank, ")");
+  return std::nullopt;
+}
+
+// The product of the scale factors the variant captured, or why there is none.
+std::variant<double, Reason> ScaleFactor(const pattern::Match& m) {
+  double scale = 1.0;
+  for (const char* prefix : {c::kScale, c::kQScale, c::kKScale}) {
+    for (const char* kind : {"_div", "_mul"}) {
+      const Value* operand = m.value(absl::StrCat(prefix, kind));
+      if (operand == nullptr) continue;
+      const Tensor* t = pattern::ConstantOf(operand);
+      if (t == nullptr) return Reason(absl::StrCat("scale is not a constant (", Quote(operand), ")"));
+      auto x = pattern::UniformValue(*t);
+      if (!x) return Reason(absl::StrCat("scale is not one number (", Quote(operand), ")"));
+      scale = kind[1] == 'd' ? scale / *x : scale * *x;
+    }
+  }
+  if (!std::isfinite(scale) || scale == 0.0) return Reason(absl::StrCat("scale ", scale, " is not finite and non-zero"));
+  return scale;
+}
+
+struct Operands {
+  HeadOperand q, k, v;
+};
+
+Operands ResolveOperands(const pattern::Match& m, int rank, bool allow_repeat, bool allow_past) {
+  ResolveOptions kv;
+  kv.look_through_repeat = allow_repeat && rank == 4;
+  kv.look_through_past = allow_past && rank == 4;
+  Operands ops;
+  ops.q = ResolveOperand(m.value(c::kQ), {}, rank, {});
+  if (const Value* kt = m.value(c::kKt)) {
+    ops.k = ResolveOperand(kt, SwapLastTwo(rank), rank, kv);
+  } else {
+    auto perm = pattern::TransposePerm(*m.node(c::kKtTranspose));
+    Perm p = perm && static_cast<int>(perm->size()) == rank ? *perm : SwapLastTwo(rank);
+    ops.k = ResolveOperand(m.value(c::kKtBase), ComposePerms(p, SwapLastTwo(rank)), rank, kv);
+  }
+  ops.v = ResolveOperand(m.value(c::kV), {}, rank, kv);
+  return ops;
+}
+
+// The reference to an operand in (B, H, T, D) (or (B, T, D)) layout: the value
+// that exists, or a planned Transpose of its base.
+std::string OperandRef(FusionPlan& plan, const HeadOperand& op, const std::string& key) {
+  if (op.value != nullptr) return op.value->name();
+  std::optional<SymbolicShape> shape;
+  if (op.base->shape().has_value() && op.base->shape()->size() == op.perm.size()) {
+    shape = SymbolicShape();
+    for (int64_t p : op.perm) shape->push_back((*op.base->shape())[p]);
+  }
+  std::string ref = plan.AddValue(key, op.base->name() + "/" + key, op.base->type(), shape);
+  PlannedNode t{"Transpose", "", op.base->name() + "/" + key + "_transpose", {op.base->name()}, {ref}, {}};
+  t.attributes.Set("perm", op.perm);
+  plan.nodes.push_back(std::move(t));
+  return ref;
+}
+
+struct MaskDecision {
+  std::string kind = "none";  // causal, window, explicit, none
+  int64_t window = 0;
+  std::string attn_mask;  // value reference for an explicit mask
+  std::optional<Reason> not_causal;
+};
+
+std::variant<MaskDecision, Reason> DecideMask(const Graph& graph, const pattern::Match& m, const AttentionVariant& v,
+                                              const HeadOperand& k, const Node& scores, int rank,
+                                              const PassContext& ctx, FusionPlan& plan) {
+  MaskDecision d;
+  if (v.mask == MaskForm::kNone) return d;
+  MaskProofRequest request;
+  bool infinite_fill = false;
+  if (v.mask == MaskForm::kWhere) {
+    const Value* fill = m.value(c::kMaskFill);
+    const Tensor* t = pattern::ConstantOf(fill);
+    if (t == nullptr) return Reason(absl::StrCat("mask fill ", Quote(fill), " is not a constant"));
+    auto x = pattern::UniformValue(*t);
+    if (!x) return Reason(absl::StrCat("mask fill ", Quote(fill), " is not one number"));
+    if (!(*x <= kHidingFill)) return Reason(absl::StrCat("mask fill ", *x, " does not hide keys (not -inf or <= -1e4)"));
+    infinite_fill = std::isinf(*x);
+    const bool blocked_form = m.value(c::kMaskBlocked) != nullptr;
+    request.mask = blocked_form ? m.value(c::kMaskBlocked) : m.value(c::kMaskKeep);
+    request.reading = blocked_form ? MaskReading::kBlockedWhereTrue : MaskReading::kBlockedWhereFalse;
+  } else {
+    request.mask = m.value(c::kMaskAdd);
+    request.reading = MaskReading::kAdditive;
+  }
+  const Value* s = scores.output(0);
+  request.q_len = DimOf(s, -2);
+  request.kv_len = DimOf(s, -1);
+  if (k.past != nullptr) request.past_len = DimOf(k.past, 2);
+
+  Reason why;
+  if (ctx.registry == nullptr) {
+    why = "no kernel registry to evaluate the mask with";
+  } else {
+    auto proof = ProveCausalMask(graph, request, *ctx.registry, ctx.exec_options);
+    if (proof.ok()) {
+      if (proof->open) return d;  // hides nothing: no mask at all
+      d.kind = proof->window > 0 ? "window" : "causal";
+      d.window = proof->window;
+      return d;
+    }
+    why = std::string(proof.status().message());
+  }
+
+  // Not provably causal: an explicit attn_mask input, when that is exact.
+  if (v.mask == MaskForm::kAdd && v.mask_before_scale)
+    return Reason(absl::StrCat(why, "; an additive mask before the scale cannot be passed as attn_mask"));
+  if (v.mask == MaskForm::kWhere && !infinite_fill)
+    return Reason(absl::StrCat(why, "; with a finite fill the mask cannot be passed as attn_mask exactly"));
+  const int mask_rank = RankOf(request.mask);
+  if (mask_rank == 0 || mask_rank > 4) return Reason(absl::StrCat(why, "; the mask's rank is unknown or above 4"));
+  std::string ref = request.mask->name();
+  if (request.reading == MaskReading::kBlockedWhereTrue) {
+    std::string keep = plan.AddValue("attn_mask_keep", request.mask->name() + "/keep", ElementType::kBool,
+                                     request.mask->shape());
+    plan.nodes.push_back({"Not", "", request.mask->name() + "/not", {ref}, {keep}, {}});
+    ref = keep;
+  }
+  // (B, T, Tk) scores: the fused op aligns the mask with (B, H, T, Tk), so give it the head axis.
+  if (rank == 3 && mask_rank == 3) {
+    std::optional<SymbolicShape> shape = request.mask->shape();
+    shape->insert(shape->begin() + 1, Dim::Known(1));
+    std::string out = plan.AddValue("attn_mask_4d", request.mask->name() + "/4d",
+                                    request.reading == MaskReading::kAdditive ? request.mask->type() : ElementType::kBool,
+                                    shape);
+    PlannedNode un{"Unsqueeze", "", request.mask->name() + "/unsqueeze", {ref}, {out}, {}};
+    if (graph.OpsetFor("") >= 13) {
+      plan.values.push_back({"attn_mask_axes", request.mask->name() + "/axes", ElementType::kInt64, std::nullopt,
+                             *Tensor::FromVector<int64_t>({1}, {1})});
+      un.inputs.push_back("$attn_mask_axes");
+    } else {
+      un.attributes.Set("axes", std::vector<int64_t>{1});
+    }
+    plan.nodes.push_back(std::move(un));
+    ref = out;
+  }
+  d.kind = "explicit";
+  d.attn_mask = ref;
+  d.not_causal = why;
+  return d;
+}
+
+}  // namespace
+
+std::variant<AttentionRewrite, std::string> CheckAttention(const Graph& graph, const pattern::Match& m,
+                                                           const AttentionVariant& variant,
+                                                           const PassContext& context) {
+  const Node* softmax = m.node(c::kSoftmax);
+  const Node* scores = m.node(c::kScores);
+  const Node* pv = m.node(c::kOutputMatMul);
+  const Value* q = m.value(c::kQ);
+
+  int rank = RankOf(scores->output(0));
+  if (rank == 0) rank = RankOf(q);
+  if (rank == 0) return Reason("the rank of the scores is unknown");
+  if (rank != 3 && rank != 4)
+    return Reason(absl::StrCat("scores have rank ", rank, ", expected 3 (one head) or 4 (batch, heads, queries, keys)"));
+  const int softmax_rank = RankOf(softmax->input(0));
+  if (softmax_rank != 0 && softmax_rank != rank)
+    return Reason(absl::StrCat("the mask turns rank-", rank, " scores into rank ", softmax_rank));
+  if (auto why = CheckSoftmaxAxis(graph, *softmax, rank)) return *why;
+  if (auto why = CheckInternalUses(m, pv)) return *why;
+
+  auto scale_or = ScaleFactor(m);
+  if (auto* why = std::get_if<Reason>(&scale_or)) return *why;
+  const double scale = std::get<double>(scale_or);
+  std::optional<double> softcap;
+  if (variant.softcap) {
+    const double a = *m.number(c::kSoftcapDiv), b = *m.number(c::kSoftcapMul);
+    if (a != b || !(a > 0) || !std::isfinite(a))
+      return Reason(absl::StrCat("softcap divisor ", a, " and multiplier ", b, " are not one positive number"));
+    softcap = a;
+  }
+
+  for (const Value* operand : {q, m.value(c::kV)}) {
+    const int r = RankOf(operand);
+    if (r != 0 && r != rank) return Reason(absl::StrCat("operand ", Quote(operand), " has rank ", r, ", scores ", rank));
+  }
+  Operands ops = ResolveOperands(m, rank, true, true);
+  if ((ops.k.past == nullptr) != (ops.v.past == nullptr)) ops = ResolveOperands(m, rank, true, false);
+  if (ops.k.groups != ops.v.groups) ops = ResolveOperands(m, rank, false, ops.k.past != nullptr);
+  const ElementType type = q->type();
+  for (const HeadOperand* op : {&ops.k, &ops.v}) {
+    const Value* val = op->value != nullptr ? op->value : op->base;
+    if (type != ElementType::kUndefined && val->type() != ElementType::kUndefined && val->type() != type)
+      return Reason(absl::StrCat("Q is ", ElementTypeName(type), " but ", Quote(val), " is ",
+                                 ElementTypeName(val->type())));
+  }
+  const Value* out4 = pv->output(0);
+  if (type != ElementType::kUndefined && out4->type() != ElementType::kUndefined && out4->type() != type)
+    return Reason(absl::StrCat("the output is ", ElementTypeName(out4->type()), " but Q is ", ElementTypeName(type)));
+  if (rank == 4 && ops.q.heads > 0 && ops.k.heads > 0) {
+    if (ops.q.heads % ops.k.heads != 0)
+      return Reason(absl::StrCat(ops.q.heads, " query heads are not a multiple of ", ops.k.heads, " key heads"));
+    if (ops.v.heads > 0 && ops.v.heads != ops.k.heads)
+      return Reason(absl::StrCat("K has ", ops.k.heads, " heads but V has ", ops.v.heads));
+  }
+
+  AttentionRewrite rw;
+  auto mask_or = DecideMask(graph, m, variant, ops.k, *scores, rank, context, rw.plan);
+  if (auto* why = std::get_if<Reason>(&mask_or)) return *why;
+  const MaskDecision& mask = std::get<MaskDecision>(mask_or);
+
+  // Layout: straight from the projections when every split and the merge are plain.
+  std::optional<HeadMerge> merge;
+  if (rank == 4) merge = FindHeadMerge(out4, ops.q.heads, ops.v.head_dim);
+  const bool three_d = rank == 3 || (ops.q.projection && ops.k.projection && ops.v.projection && merge);
+  std::string q_ref, k_ref, v_ref;
+  const Value* replaced = out4;
+  if (rank == 4 && three_d) {
+    q_ref = ops.q.projection->name();
+    k_ref = ops.k.projection->name();
+    v_ref = ops.v.projection->name();
+    replaced = merge->merged;
+  } else {
+    q_ref = OperandRef(rw.plan, ops.q, "q");
+    k_ref = OperandRef(rw.plan, ops.k, "k");
+    v_ref = OperandRef(rw.plan, ops.v, "v");
+  }
+  const int64_t heads = rank == 3 ? 1 : ops.q.heads;
+  const int64_t kv_heads = rank == 3 ? 1 : ops.k.heads;
+
+  PlannedNode fused{"MultiHeadAttention", "attune", absl::StrCat(softmax->name(), "/MultiHeadAttention"), {}, {}, {}};
+  if (heads > 0) fused.attributes.Set("num_heads", heads);
+  if (kv_heads > 0) fused.attributes.Set("kv_num_heads", kv_heads);
+  fused.attributes.Set("scale", static_cast<float>(scale));
+  if (mask.kind == "causal" || mask.kind == "window") fused.attributes.Set("causal", int64_t{1});
+  if (mask.window > 0) fused.attributes.Set("window", mask.window);
+  if (softcap) fused.attributes.Set("softcap", static_cast<float>(*softcap));
+  const bool has_past = ops.k.past != nullptr;
+  fused.inputs = {q_ref, k_ref, v_ref, mask.attn_mask};
+  if (has_past) {
+    fused.inputs.push_back(ops.k.past->name());
+    fused.inputs.push_back(ops.v.past->name());
+  }
+  while (!fused.inputs.empty() && fused.inputs.back().empty()) fused.inputs.pop_back();
+  rw.output_type = replaced->type();
+  fused.outputs.push_back(rw.plan.AddValue("y", replaced->name() + "/fused", replaced->type(), replaced->shape()));
+  rw.plan.replace.emplace_back(replaced->name(), "$y");
+  if (has_past) {
+    fused.outputs.push_back(rw.plan.AddValue("present_key", ops.k.present->name() + "/fused", ops.k.present->type(),
+                                             ops.k.present->shape()));
+    fused.outputs.push_back(rw.plan.AddValue("present_value", ops.v.present->name() + "/fused",
+                                             ops.v.present->type(), ops.v.present->shape()));
+    rw.plan.replace.emplace_back(ops.k.present->name(), "$present_key");
+    rw.plan.replace.emplace_back(ops.v.present->name(), "$present_value");
+  }
+  rw.plan.nodes.push_back(std::move(fused));
+
+  FusionRecord& r = rw.record;
+  r.op = "MultiHeadAttention";
+  r.pattern = variant.Name();
+  r.num_heads = heads;
+  r.kv_num_heads = kv_heads;
+  r.head_dim = ops.q.head_dim;
+  r.scale = static_cast<float>(scale);
+  r.causal = mask.kind == "causal" || mask.kind == "window";
+  r.window = mask.window;
+  r.mask = mask.kind;
+  r.q_layout = three_d ? "BTC" : "BHTD";
+  r.has_past = has_past;
+  rw.not_causal_reason = mask.not_causal;
+  return rw;
+}
+
+}  // namespace attune::attention

@@ -1,0 +1,35 @@
+// The attention rule's check and rewrite: given a structural match of one
+// variant, prove everything the fused op assumes (softmax axis, constant
+// scale, mask semantics, operand layouts) and write the rewrite as a plan,
+// or return the first check that failed.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <variant>
+
+#include "attune/fusion_report.h"
+#include "engine/ir/graph.h"
+#include "engine/passes/attention/attention_patterns.h"
+#include "engine/passes/attention/fusion_plan.h"
+#include "engine/passes/pass.h"
+#include "engine/pattern/match.h"
+
+namespace attune::attention {
+
+struct AttentionRewrite {
+  FusionPlan plan;
+  /// The report entry, filled but for the node name and the replaced nodes.
+  FusionRecord record;
+  /// The reason the mask is not causal when it is fused as an explicit mask.
+  std::optional<std::string> not_causal_reason;
+  /// Element type of the fused output (verify mode's tolerance depends on it).
+  ElementType output_type = ElementType::kUndefined;
+};
+
+/// The rewrite for a match of `variant`, or the reason it must not be fused.
+std::variant<AttentionRewrite, std::string> CheckAttention(const Graph& graph, const pattern::Match& match,
+                                                           const AttentionVariant& variant,
+                                                           const PassContext& context);
+
+}  // namespace attune::attention

@@ -1,0 +1,67 @@
+// Where the fused op's Q, K and V come from: walks back from the tensors the
+// score and output MatMuls read, through transposes, a grouped-query head
+// repeat, a KV-cache Concat and the Reshape+Transpose head split, and finds
+// the head merge after the output MatMul.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/ir/graph.h"
+
+namespace attune::attention {
+
+using Perm = std::vector<int64_t>;
+
+/// One of Q, K, V as the fused op can take it.
+struct HeadOperand {
+  int rank = 0;
+  /// An existing value holding the operand in (B, H, T, D) layout (rank 3:
+  /// (B, T, D)), or nullptr when only Transpose(base, perm) gives it.
+  const Value* value = nullptr;
+  const Value* base = nullptr;
+  Perm perm;
+  /// The (B, T, H·D) tensor a plain head split reads, when there is one.
+  const Value* projection = nullptr;
+  int64_t heads = 0;     // 0 when unknown
+  int64_t head_dim = 0;  // 0 when unknown
+  // K and V only:
+  int64_t groups = 1;              // the grouped-query repeat factor that was looked through
+  const Value* past = nullptr;     // past tensor concatenated before the new keys/values
+  const Value* present = nullptr;  // the Concat output (past + new)
+  /// Nodes looked through (transposes, repeat, concat, split) in order.
+  std::vector<const Node*> nodes;
+};
+
+struct ResolveOptions {
+  bool look_through_repeat = false;
+  bool look_through_past = false;
+};
+
+/// The operand Transpose(value, perm) (perm empty = identity) seen through
+/// transposes, and for K/V through a grouped repeat and a past Concat.
+HeadOperand ResolveOperand(const Value* value, Perm perm, int rank, const ResolveOptions& options);
+
+/// The permutation that composes Transpose(Transpose(x, inner), outer) into one.
+Perm ComposePerms(const Perm& inner, const Perm& outer);
+bool IsIdentityPerm(const Perm& perm);
+Perm IdentityPerm(int rank);
+/// The permutation swapping the last two of `rank` dims.
+Perm SwapLastTwo(int rank);
+
+/// The head merge after the output: Transpose(0,2,1,3) then Reshape to (B, T, H·Dv).
+struct HeadMerge {
+  const Value* merged = nullptr;  // the Reshape output (B, T, H·Dv)
+  std::vector<const Node*> nodes;
+};
+/// The merge reading `y4` (B, H, T, Dv) when y4 and the transpose have no other use.
+std::optional<HeadMerge> FindHeadMerge(const Value* y4, int64_t heads, int64_t v_head_dim);
+
+/// The number of dims of a value, or 0 when unknown.
+int RankOf(const Value* value);
+/// Dim `i` of a value's shape (negative counts from the end), or an unknown Dim.
+Dim DimOf(const Value* value, int i);
+
+}  // namespace attune::attention

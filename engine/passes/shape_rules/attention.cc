@@ -1,0 +1,58 @@
+// Shape rule of the fused attune.MultiHeadAttention op (inputs Q, K, V, mask,
+// past K, past V; outputs Y, present K, present V).
+#include "engine/passes/shape_rules/rules.h"
+#include "engine/passes/symbolic_dim.h"
+
+namespace attune::shape_rules {
+namespace {
+
+// Per-head size of a 3-D [B, T, heads * D] or 4-D [B, heads, T, D] tensor.
+Dim HeadDim(const SymbolicShape& s, int64_t heads) {
+  if (s.size() == 4) return s[3];
+  if (s.size() == 3 && heads > 0) return DimDivExact(s[2], Dim::Known(heads));
+  return Dim();
+}
+
+Dim SeqLen(const SymbolicShape& s) { return s.size() == 4 ? s[2] : s.size() == 3 ? s[1] : Dim(); }
+
+absl::Status MultiHeadAttentionRule(ShapeContext& ctx) {
+  auto heads_attr = ctx.attrs().GetInt("num_heads", 0);
+  if (!heads_attr.ok()) return heads_attr.status();
+  const int64_t heads = *heads_attr;
+  auto kv_heads_attr = ctx.attrs().GetInt("kv_num_heads", heads);
+  if (!kv_heads_attr.ok()) return kv_heads_attr.status();
+  const int64_t kv_heads = *kv_heads_attr > 0 ? *kv_heads_attr : heads;
+  for (int o = 0; o < ctx.num_outputs(); ++o) ctx.output(o).type = ctx.input(0).type;
+
+  const auto& q = ctx.input(0).shape;
+  const auto& k = ctx.input(1).shape;
+  const auto& v = ctx.input(2).shape;
+  const Dim v_head_dim = v ? HeadDim(*v, kv_heads) : Dim();
+  if (q && q->size() == 3) {
+    SymbolicShape y = *q;
+    y[2] = DimMul(Dim::Known(heads), v_head_dim);
+    ctx.output(0).shape = y;
+  } else if (q && q->size() == 4) {
+    SymbolicShape y = *q;
+    y[3] = v_head_dim;
+    ctx.output(0).shape = y;
+  }
+  // present = concat(past, new) along the sequence, laid out [B, kv_heads, P + S, D].
+  for (int which = 0; which < 2; ++which) {
+    const int out = 1 + which;
+    if (out >= ctx.num_outputs()) break;
+    const auto& fresh = which == 0 ? k : v;
+    if (!fresh || (fresh->size() != 3 && fresh->size() != 4)) continue;
+    Dim length = SeqLen(*fresh);
+    const auto& past = ctx.input(4 + which).shape;
+    if (ctx.has_input(4 + which)) length = past && past->size() == 4 ? DimAdd((*past)[2], length) : Dim();
+    ctx.output(out).shape = SymbolicShape{(*fresh)[0], Dim::Known(kv_heads), length, HeadDim(*fresh, kv_heads)};
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+void AddAttentionRules(RuleTable& table) { table.Add("MultiHeadAttention", MultiHeadAttentionRule, "attune"); }
+
+}  // namespace attune::shape_rules

@@ -1,0 +1,51 @@
+#include "engine/pattern/predicates.h"
+
+#include "absl/strings/str_cat.h"
+#include "engine/pattern/constants.h"
+
+namespace attune::pattern {
+
+NodeCheck IsNoOpCast() {
+  return [](const Node& node, const Match&) -> std::optional<std::string> {
+    auto to = node.attributes().GetInt("to");
+    const Value* in = node.input(0);
+    if (!to.ok() || in == nullptr) return std::string("Cast without a target type");
+    if (in->type() == ElementType::kUndefined) return std::string("input type unknown");
+    if (static_cast<int64_t>(in->type()) != *to)
+      return absl::StrCat("converts ", ElementTypeName(in->type()), " to ",
+                          ElementTypeName(static_cast<ElementType>(*to)));
+    return std::nullopt;
+  };
+}
+
+NodeCheck IsInferenceDropout() {
+  return [](const Node& node, const Match&) -> std::optional<std::string> {
+    const Value* training = node.input(2);
+    if (training == nullptr) return std::nullopt;
+    const Tensor* t = ConstantOf(training);
+    if (t == nullptr) return std::string("training_mode is not a constant");
+    auto v = UniformValue(*t);
+    if (!v || *v != 0.0) return std::string("training_mode is true");
+    return std::nullopt;
+  };
+}
+
+std::vector<OpPattern> IdentityWrappers() {
+  return {Op("Identity"), Op("Dropout").IgnoreExtraInputs().Check(IsInferenceDropout()),
+          Op("Cast").Check(IsNoOpCast())};
+}
+
+std::optional<std::vector<int64_t>> TransposePerm(const Node& node) {
+  if (node.attributes().Has("perm")) {
+    auto perm = node.attributes().GetInts("perm");
+    if (!perm.ok()) return std::nullopt;
+    return *perm;
+  }
+  const Value* in = node.input(0);
+  if (in == nullptr || !in->shape().has_value()) return std::nullopt;
+  std::vector<int64_t> perm;
+  for (int64_t i = static_cast<int64_t>(in->shape()->size()) - 1; i >= 0; --i) perm.push_back(i);
+  return perm;
+}
+
+}  // namespace attune::pattern

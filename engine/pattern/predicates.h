@@ -1,0 +1,21 @@
+// Node checks and wrapper sets that many patterns share.
+#pragma once
+
+#include <vector>
+
+#include "engine/pattern/pattern.h"
+
+namespace attune::pattern {
+
+/// A Cast whose target type is its input's type (a no-op).
+NodeCheck IsNoOpCast();
+/// A Dropout that is the identity at inference: no training_mode input, or a
+/// constant false one.
+NodeCheck IsInferenceDropout();
+/// The wrappers that do not change a tensor: Identity, inference Dropout, no-op Cast.
+std::vector<OpPattern> IdentityWrappers();
+/// The normalised permutation attribute of a Transpose (reversed dims when absent),
+/// or nullopt when the rank is unknown and there is no attribute.
+std::optional<std::vector<int64_t>> TransposePerm(const Node& node);
+
+}  // namespace attune::pattern

@@ -1,0 +1,179 @@
+// Every exported model in models/ (and models/negative/) through the default
+// pipeline: the fused attention blocks match what model.json declares, the
+// fused graph still gives the stored PyTorch outputs, traps are rejected with
+// the right reason, and running the fusion again changes nothing.
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "absl/strings/match.h"
+#include "engine/io/npy.h"
+#include "engine/passes/pass_manager.h"
+#include "engine/passes/passes.h"
+#include "gtest/gtest.h"
+#include "importer/onnx_importer.h"
+#include "nlohmann/json.hpp"
+#include "ops/registry.h"
+#include "tests/common/compare.h"
+#include "tests/common/graph_builder.h"
+#include "tests/common/paths.h"
+
+namespace attune {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::vector<std::string> ModelDirs() {
+  std::vector<std::string> dirs;
+  const fs::path root = fs::path(testing::SourceDir()) / "models";
+  for (const fs::path& base : {root, root / "negative"}) {
+    if (!fs::is_directory(base)) continue;
+    for (const auto& e : fs::directory_iterator(base))
+      if (fs::exists(e.path() / "model.json") && fs::exists(e.path() / "model.onnx")) dirs.push_back(e.path().string());
+  }
+  std::sort(dirs.begin(), dirs.end());
+  return dirs;
+}
+
+struct Optimised {
+  std::unique_ptr<Graph> graph;
+  FusionReport report;
+};
+
+Optimised Optimise(const fs::path& dir, bool fuse, bool verify = false) {
+  Optimised out;
+  auto graph = ImportModelFromFile((dir / "model.onnx").string());
+  EXPECT_TRUE(graph.ok()) << graph.status();
+  if (!graph.ok()) return out;
+  out.graph = *std::move(graph);
+  PassContext context;
+  context.registry = &DefaultKernelRegistry();
+  context.report = &out.report;
+  context.verify_fusion = verify;
+  absl::Status s = DefaultPipeline(fuse)->Run(*out.graph, context);
+  EXPECT_TRUE(s.ok()) << s;
+  return out;
+}
+
+// The model's inputs in graph-input order, from inputs/<name>.npy.
+std::vector<Tensor> ReadInputs(const fs::path& dir, const Graph& graph) {
+  std::vector<Tensor> inputs;
+  for (const Value* in : graph.inputs()) {
+    if (in->is_constant()) continue;
+    auto t = ReadNpyFile((dir / "inputs" / (in->name() + ".npy")).string());
+    EXPECT_TRUE(t.ok()) << t.status();
+    inputs.push_back(t.ok() ? *t : Tensor());
+  }
+  return inputs;
+}
+
+std::string TrapReason(const std::string& trap) {
+  if (trap == "mask_not_causal" || trap == "mask_anticausal") return "mask differs from causal";
+  if (trap == "mask_from_input") return "mask depends on input values";
+  if (trap == "softmax_axis") return "softmax axis is not the key axis";
+  if (trap == "scale_not_constant") return "scale is not a constant";
+  return "?";
+}
+
+void PrintReport(const std::string& name, const FusionReport& report) {
+  for (const FusionRecord& f : report.fusions)
+    std::cout << "  [" << name << "] fused " << f.node << " " << f.pattern << " mask=" << f.mask << " window=" << f.window
+              << " heads=" << f.num_heads << "/" << f.kv_num_heads << " d=" << f.head_dim << " scale=" << f.scale
+              << " layout=" << f.q_layout << " past=" << f.has_past << " replaced=" << f.replaced.size()
+              << (f.undone ? " UNDONE" : "") << "\n";
+  for (const RejectedCandidate& r : report.rejected)
+    std::cout << "  [" << name << "] rejected at " << r.at << " " << r.pattern << ": " << r.reason << "\n";
+}
+
+class ModelFusionTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ModelFusionTest, FusesTheDeclaredBlocksAndKeepsTheOutputs) {
+  const fs::path dir = GetParam();
+  std::ifstream in(dir / "model.json");
+  const nlohmann::json spec = nlohmann::json::parse(in);
+  Optimised fused = Optimise(dir, true);
+  ASSERT_NE(fused.graph, nullptr);
+  PrintReport(dir.filename().string(), fused.report);
+
+  int declared_causal = 0, declared_window = 0;
+  for (const auto& block : spec["attention_blocks"]) {
+    declared_causal += block["mask"] == "causal";
+    declared_window += block["mask"] == "window";
+  }
+  const bool negative = spec.value("negative", false);
+  int causal = 0, window = 0, total = 0;
+  for (const FusionRecord& f : fused.report.fusions) {
+    if (f.undone) continue;
+    ++total;
+    causal += f.mask == "causal";
+    window += f.mask == "window";
+    size_t block = std::min<size_t>(total - 1, spec["attention_blocks"].size() - 1);
+    const auto& b = spec["attention_blocks"][block];
+    EXPECT_EQ(f.num_heads, b["num_heads"].get<int64_t>()) << f.node;
+    EXPECT_EQ(f.kv_num_heads, b["kv_num_heads"].get<int64_t>()) << f.node;
+    EXPECT_EQ(f.head_dim, b["head_dim"].get<int64_t>()) << f.node;
+    if (f.mask == "window") EXPECT_EQ(f.window, b["window"].get<int64_t>());
+    EXPECT_FALSE(f.replaced.empty());
+  }
+  EXPECT_EQ(testing::CountOps(*fused.graph, "MultiHeadAttention"), total);
+  if (negative) {
+    EXPECT_EQ(causal + window, 0) << "a trap was fused as causal";
+    const std::string want = TrapReason(spec["trap"].get<std::string>());
+    bool found = false;
+    for (const RejectedCandidate& r : fused.report.rejected) found |= absl::StrContains(r.reason, want);
+    EXPECT_TRUE(found) << "no rejection says '" << want << "'";
+    if (!spec["explicit_fusion_allowed"].get<bool>()) EXPECT_EQ(total, 0);
+  } else {
+    EXPECT_EQ(causal, declared_causal);
+    EXPECT_EQ(window, declared_window);
+    EXPECT_EQ(total, spec["expected_fusions"].get<int>());
+    EXPECT_TRUE(fused.report.rejected.empty());
+  }
+
+  // The fused graph still computes the stored outputs.
+  auto outputs = testing::RunGraph(*fused.graph, DefaultKernelRegistry(), ReadInputs(dir, *fused.graph));
+  ASSERT_TRUE(outputs.ok()) << outputs.status();
+  for (size_t i = 0; i < fused.graph->outputs().size(); ++i) {
+    const std::string& name = fused.graph->outputs()[i]->name();
+    auto want = ReadNpyFile((dir / "outputs" / (name + ".npy")).string());
+    ASSERT_TRUE(want.ok()) << want.status();
+    ASSERT_EQ((*outputs)[i].shape(), want->shape()) << name;
+    EXPECT_LE(testing::MaxAbsDifference((*outputs)[i], *want), 1e-4) << name;
+  }
+}
+
+TEST_P(ModelFusionTest, FusionIsIdempotentAndLeavesNoDeadNodes) {
+  const fs::path dir = GetParam();
+  Optimised fused = Optimise(dir, true);
+  ASSERT_NE(fused.graph, nullptr);
+  const int nodes = fused.graph->num_nodes();
+  FusionReport again;
+  PassContext context;
+  context.registry = &DefaultKernelRegistry();
+  context.report = &again;
+  auto changed = MakeAttentionFusionPass()->Run(*fused.graph, context);
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  EXPECT_FALSE(*changed);
+  EXPECT_TRUE(again.fusions.empty());
+  EXPECT_EQ(fused.graph->num_nodes(), nodes);
+  EXPECT_EQ(fused.graph->RemoveDeadNodes(), 0);
+}
+
+TEST_P(ModelFusionTest, VerifyModeMeasuresEveryFusion) {
+  const fs::path dir = GetParam();
+  Optimised fused = Optimise(dir, true, /*verify=*/true);
+  ASSERT_NE(fused.graph, nullptr);
+  for (const FusionRecord& f : fused.report.fusions) {
+    ASSERT_TRUE(f.verify_max_abs_error.has_value()) << f.node;
+    EXPECT_LE(*f.verify_max_abs_error, 1e-4) << f.node;
+    EXPECT_FALSE(f.undone);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, ModelFusionTest, ::testing::ValuesIn(ModelDirs()),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           return fs::path(info.param).filename().string();
+                         });
+
+}  // namespace
+}  // namespace attune

@@ -1,0 +1,114 @@
+// The Simplify stage on every exported model in models/: no pass fails, the
+// op count drops, every pass is idempotent afterwards, every Reshape ends up
+// with a constant target, and the simplified graph computes what the
+// imported one does on the model's sample inputs.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <iostream>
+
+#include "engine/exec/plan.h"
+#include "engine/io/npy.h"
+#include "engine/passes/pass_manager.h"
+#include "engine/passes/passes.h"
+#include "importer/onnx_importer.h"
+#include "tests/common/compare.h"
+#include "tests/common/graph_builder.h"
+#include "tests/common/paths.h"
+#include "tests/passes/canon_test_util.h"
+
+namespace attune::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::vector<std::string> ModelDirs() {
+  std::vector<std::string> dirs;
+  const fs::path root = fs::path(SourceDir()) / "models";
+  if (!fs::exists(root)) return dirs;
+  for (const auto& entry : fs::recursive_directory_iterator(root))
+    if (entry.path().filename() == "model.onnx") dirs.push_back(fs::relative(entry.path().parent_path(), root).string());
+  std::sort(dirs.begin(), dirs.end());
+  return dirs;
+}
+
+class CanonModels : public ::testing::TestWithParam<std::string> {
+ protected:
+  fs::path Dir() const { return fs::path(SourceDir()) / "models" / GetParam(); }
+};
+
+std::string Histogram(const std::map<std::string, int>& h) {
+  std::string out;
+  for (const auto& [op, n] : h) out += op + " " + std::to_string(n) + ", ";
+  return out;
+}
+
+TEST_P(CanonModels, SimplifyFoldsAndKeepsResults) {
+  auto imported = ImportModelFromFile((Dir() / "model.onnx").string());
+  ASSERT_TRUE(imported.ok()) << imported.status();
+  Graph& graph = **imported;
+  auto original = graph.Clone();
+  const int before = graph.num_nodes();
+
+  auto pipeline = DefaultPipeline(/*fuse=*/false);
+  PassContext context;
+  context.registry = &DefaultKernelRegistry();
+  absl::Status simplified = pipeline->Run(graph, context);
+  ASSERT_TRUE(simplified.ok()) << simplified;
+  std::cout << GetParam() << ": " << before << " -> " << graph.num_nodes() << " nodes; " << Histogram(OpHistogram(graph))
+            << "\n";
+  if (before > 2) EXPECT_LT(graph.num_nodes(), before);
+
+  for (auto make : {MakeConstantFoldingPass, MakeShapeInferencePass, MakeShapeFoldingPass,
+                    MakeCommonSubexpressionPass, MakeDeadCodePass}) {
+    auto pass = make();
+    auto changed = RunPass(*pass, graph);
+    ASSERT_TRUE(changed.ok()) << pass->name() << ": " << changed.status();
+    EXPECT_FALSE(*changed) << pass->name() << " is not at a fixed point";
+  }
+  for (const Node* n : graph.nodes())
+    if (n->op_type() == "Reshape") EXPECT_TRUE(n->input(1)->is_constant()) << n->Describe() << " target is computed";
+
+  // Differential check on the sample inputs, when every op has a kernel.
+  ExecOptions options;
+  auto original_plan = Plan::Compile(*original, DefaultKernelRegistry(), options);
+  if (!original_plan.ok()) {
+    std::cout << "  (not run: " << original_plan.status().message() << ")\n";
+    return;
+  }
+  auto optimised_plan = Plan::Compile(graph, DefaultKernelRegistry(), options);
+  ASSERT_TRUE(optimised_plan.ok()) << optimised_plan.status();
+  std::vector<Tensor> inputs;
+  for (const ValueInfo& in : (*original_plan)->inputs()) {
+    auto t = ReadNpyFile((Dir() / "inputs" / (in.name + ".npy")).string());
+    ASSERT_TRUE(t.ok()) << t.status();
+    inputs.push_back(*t);
+  }
+  auto expected = (*original_plan)->Run(inputs);
+  ASSERT_TRUE(expected.ok()) << expected.status();
+  auto actual = (*optimised_plan)->Run(inputs);
+  ASSERT_TRUE(actual.ok()) << actual.status();
+  ASSERT_EQ(actual->size(), expected->size());
+  for (size_t i = 0; i < actual->size(); ++i) {
+    EXPECT_EQ(CompareTensors((*actual)[i], (*expected)[i], Tolerance{1e-5, 1e-6}), "")
+        << "output " << (*original_plan)->outputs()[i].name;
+    const fs::path reference = Dir() / "outputs" / ((*original_plan)->outputs()[i].name + ".npy");
+    if (fs::exists(reference)) {
+      auto want = ReadNpyFile(reference.string());
+      ASSERT_TRUE(want.ok()) << want.status();
+      EXPECT_EQ(CompareTensors((*actual)[i], *want, Tolerance{1e-3, 1e-4}), "")
+          << "output " << (*original_plan)->outputs()[i].name << " against the exporter's reference";
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(All, CanonModels, ::testing::ValuesIn(ModelDirs()),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           std::string name = info.param;
+                           for (char& c : name)
+                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                           return name;
+                         });
+
+}  // namespace
+}  // namespace attune::testing
