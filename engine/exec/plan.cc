@@ -71,6 +71,16 @@ bool Plan::CollectStepBuffers(const Step& step, const std::vector<const Tensor*>
   return any;
 }
 
+bool Plan::SharesConstantMemory(const Tensor& t) const {
+  const char* p = static_cast<const char*>(t.raw_data());
+  if (p == nullptr) return false;
+  for (const auto& [sl, c] : constants_) {
+    const char* begin = static_cast<const char*>(c.raw_data());
+    if (begin != nullptr && p >= begin && p < begin + c.byte_size()) return true;
+  }
+  return false;
+}
+
 absl::StatusOr<std::unique_ptr<Plan>> Plan::Compile(const Graph& graph, const KernelRegistry& registry,
                                                     const ExecOptions& options) {
   RETURN_IF_ERROR(graph.Verify());
@@ -235,7 +245,10 @@ absl::StatusOr<std::vector<Tensor>> Plan::Run(std::vector<Tensor> inputs, const 
   for (size_t i = 0; i < output_slots_.size(); ++i) {
     if (slots[output_slots_[i]].empty())
       return absl::InternalError(absl::StrCat("graph output '", outputs_[i].name, "' was not computed"));
-    results.push_back(slots[output_slots_[i]]);
+    // An output that is (a view of) a model constant is copied, so that a
+    // caller writing into its result cannot change what other runs compute.
+    const Tensor& out = slots[output_slots_[i]];
+    results.push_back(SharesConstantMemory(out) ? out.Clone() : out);
   }
   return results;
 }

@@ -64,6 +64,8 @@ class Plan {
   };
 
   absl::Status CheckInputs(const std::vector<Tensor>& inputs) const;
+  /// True when `t` lies in the memory of one of the plan's constants.
+  bool SharesConstantMemory(const Tensor& t) const;
   static bool CollectStepBuffers(const Step& step, const std::vector<const Tensor*>& slot_buffers,
                                  std::vector<Tensor>& buffers);
 

@@ -60,8 +60,8 @@ class SessionImpl;  // opaque: defined inside the library
 /// A caller-owned output buffer for RunInto: output name and the memory to fill.
 using NamedTensorViews = std::vector<std::pair<std::string, TensorView>>;
 
-/// A loaded, optimised, compiled model. Every method is const and safe to call
-/// from many threads at once on one Session; each Run has its own scratch memory.
+/// A loaded, optimised, compiled model. Its const methods are safe to call from
+/// many threads at once on one Session; each Run has its own scratch memory.
 class ATTUNE_API Session {
  public:
   /// Loads a model file (external data resolved beside it).
@@ -85,7 +85,8 @@ class ATTUNE_API Session {
   /// Runs the model. Every graph input must be given by name; returns every
   /// output. Inputs are read in place, never copied (wrap caller memory with
   /// Tensor::Borrow), and must stay unchanged until Run returns. Returned
-  /// tensors may share memory with an input (e.g. a Reshape of it) or with each other.
+  /// tensors may share memory with an input (e.g. a Reshape of it) or with each
+  /// other, never with the model: an output that is a model constant is a copy.
   absl::StatusOr<NamedTensors> Run(const NamedTensors& inputs) const;
   /// Runs the model and writes each named output into the caller's buffer.
   /// Zero copy when the output is computed by a kernel into a fresh tensor and

@@ -119,6 +119,33 @@ TEST(ZeroCopyTest, InputsAreReadInPlaceAndViewsOfThemAreCopiedOut) {
   EXPECT_EQ(x, (std::vector<float>{1, 2, 3, 4, 5, 6}));  // the input is untouched
 }
 
+TEST(ZeroCopyTest, WritingIntoAnOutputThatIsAConstantLeavesTheModelAlone) {
+  onnx::ModelProto m = MinimalModel(17);
+  AddInput(m, "x", onnx::TensorProto::FLOAT, {int64_t{2}});
+  AddOutput(m, "w", onnx::TensorProto::FLOAT, {int64_t{2}});
+  AddOutput(m, "y", onnx::TensorProto::FLOAT, {int64_t{2}});
+  AddInitializer(m, "w", onnx::TensorProto::FLOAT, {2})->set_raw_data(RawBytes<float>({7, 8}));
+  AddNode(m, "Add", {"x", "w"}, {"y"}, "add");
+  auto session = Session::CreateFromBytes(Serialize(m));
+  ASSERT_TRUE(session.ok()) << session.status();
+  std::vector<float> x = {1, 2};
+  const NamedTensors inputs = {{"x", BorrowFloats(x, {2})}};
+
+  auto first = (*session)->Run(inputs);
+  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_EQ((*first)[0].first, "w");
+  Tensor w = (*first)[0].second;
+  EXPECT_EQ(std::vector<float>(w.values<float>().begin(), w.values<float>().end()), (std::vector<float>{7, 8}));
+  w.data<float>()[0] = -100;  // the caller owns its results
+
+  auto second = (*session)->Run(inputs);
+  ASSERT_TRUE(second.ok()) << second.status();
+  const Tensor& w2 = (*second)[0].second;
+  const Tensor& y2 = (*second)[1].second;
+  EXPECT_EQ(std::vector<float>(w2.values<float>().begin(), w2.values<float>().end()), (std::vector<float>{7, 8}));
+  EXPECT_EQ(std::vector<float>(y2.values<float>().begin(), y2.values<float>().end()), (std::vector<float>{8, 10}));
+}
+
 TEST(ZeroCopyTest, RunIntoRejectsBuffersThatDoNotFit) {
   auto session = AddAndReshapeModel();
   ASSERT_NE(session, nullptr);
