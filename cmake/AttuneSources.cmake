@@ -49,3 +49,27 @@ add_library(attune_static STATIC ${ATTUNE_OBJECTS})
 target_include_directories(attune_static PUBLIC ${PROJECT_SOURCE_DIR} ${PROJECT_SOURCE_DIR}/include)
 target_compile_definitions(attune_static PUBLIC ONNX_ML=1 ONNX_NAMESPACE=onnx)
 target_link_libraries(attune_static PUBLIC ${ATTUNE_PUBLIC_DEPS} ${ATTUNE_PRIVATE_DEPS})
+
+# Shared library for embedders: the same objects, exporting only what ATTUNE_API
+# marks (the objects are built with hidden visibility; the version script also
+# hides the weak std:: template instances that default visibility would leak).
+add_library(attune SHARED ${ATTUNE_OBJECTS})
+add_library(attune::attune ALIAS attune)
+set_target_properties(attune PROPERTIES
+  VERSION ${PROJECT_VERSION}
+  SOVERSION ${PROJECT_VERSION_MAJOR}
+  EXPORT_NAME attune
+  LINK_DEPENDS ${PROJECT_SOURCE_DIR}/cmake/attune.map)
+target_include_directories(attune PUBLIC
+  $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
+  $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+target_compile_features(attune PUBLIC cxx_std_20)
+# Private dependencies stay out of the exported package entirely (not even as
+# link-dependent libraries naming targets a consumer does not have).
+add_library(attune_private_deps INTERFACE)
+target_link_libraries(attune_private_deps INTERFACE ${ATTUNE_PRIVATE_DEPS})
+target_link_libraries(attune PUBLIC ${ATTUNE_PUBLIC_DEPS} PRIVATE $<BUILD_INTERFACE:attune_private_deps>)
+target_link_options(attune PRIVATE "LINKER:--version-script=${PROJECT_SOURCE_DIR}/cmake/attune.map")
+if(NOT ATTUNE_SANITIZE AND NOT ATTUNE_TSAN)
+  target_link_options(attune PRIVATE "LINKER:--no-undefined")
+endif()

@@ -44,21 +44,37 @@ const FusionReport& Session::fusion_report() const { return impl_->report(); }
 
 absl::StatusOr<NamedTensors> Session::Run(const NamedTensors& inputs) const { return impl_->Run(inputs); }
 
-absl::Status Session::RunInto(const NamedTensors& inputs,
-                              const std::vector<std::pair<std::string, TensorView>>& outputs) const {
-  ASSIGN_OR_RETURN(NamedTensors results, impl_->Run(inputs));
-  for (const auto& [name, view] : outputs) {
-    const Tensor* found = nullptr;
-    for (const auto& [result_name, tensor] : results)
-      if (result_name == name) found = &tensor;
-    if (found == nullptr) return absl::InvalidArgumentError(absl::StrCat("the model has no output '", name, "'"));
-    if (found->type() != view.type || found->shape() != view.shape)
-      return absl::InvalidArgumentError(absl::StrCat("output '", name, "' is ", found->DebugString(),
+absl::Status Session::RunInto(const NamedTensors& inputs, const NamedTensorViews& outputs) const {
+  // Per graph output, the caller's buffer (empty when the caller gave none).
+  const std::vector<TensorInfo>& graph_outputs = impl_->outputs();
+  std::vector<Tensor> buffers(graph_outputs.size());
+  std::vector<size_t> index_of(outputs.size());
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const auto& [name, view] = outputs[i];
+    size_t index = graph_outputs.size();
+    for (size_t o = 0; o < graph_outputs.size() && index == graph_outputs.size(); ++o)
+      if (graph_outputs[o].name == name) index = o;
+    if (index == graph_outputs.size())
+      return absl::InvalidArgumentError(absl::StrCat("the model has no output '", name, "'"));
+    if (!buffers[index].empty())
+      return absl::InvalidArgumentError(absl::StrCat("output '", name, "' is given twice"));
+    auto buffer = Tensor::Borrow(view);
+    if (!buffer.ok())
+      return absl::InvalidArgumentError(absl::StrCat("output buffer for '", name, "': ", buffer.status().message()));
+    buffers[index] = *std::move(buffer);
+    index_of[i] = index;
+  }
+  ASSIGN_OR_RETURN(NamedTensors results, impl_->Run(inputs, nullptr, &buffers));
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const auto& [name, view] = outputs[i];
+    const Tensor& computed = results[index_of[i]].second;
+    if (computed.type() != view.type || computed.shape() != view.shape)
+      return absl::InvalidArgumentError(absl::StrCat("output '", name, "' is ", computed.DebugString(),
                                                      " but the caller's buffer is ", ElementTypeName(view.type),
                                                      ShapeToString(view.shape)));
-    if (view.data == nullptr && found->byte_size() > 0)
-      return absl::InvalidArgumentError(absl::StrCat("output buffer for '", name, "' is null"));
-    if (found->byte_size() > 0) std::memcpy(view.data, found->raw_data(), found->byte_size());
+    // Computed in place unless the executor could not use the buffer.
+    if (computed.raw_data() != view.data && computed.byte_size() > 0)
+      std::memcpy(view.data, computed.raw_data(), computed.byte_size());
   }
   return absl::OkStatus();
 }

@@ -94,7 +94,8 @@ absl::StatusOr<std::unique_ptr<SessionImpl>> SessionImpl::Create(std::unique_ptr
   return impl;
 }
 
-absl::StatusOr<NamedTensors> SessionImpl::Run(const NamedTensors& inputs, const NodeObserver* observer) const {
+absl::StatusOr<NamedTensors> SessionImpl::Run(const NamedTensors& inputs, const NodeObserver* observer,
+                                              const std::vector<Tensor>* output_buffers) const {
   absl::flat_hash_map<std::string, const Tensor*> by_name;
   for (const auto& [name, tensor] : inputs) {
     if (!by_name.emplace(name, &tensor).second)
@@ -114,7 +115,7 @@ absl::StatusOr<NamedTensors> SessionImpl::Run(const NamedTensors& inputs, const 
     return absl::InvalidArgumentError(absl::StrCat("unknown input '", by_name.begin()->first,
                                                    "' (the model's inputs: ", absl::StrJoin(names, ", "), ")"));
   }
-  ASSIGN_OR_RETURN(std::vector<Tensor> results, plan_->Run(std::move(ordered), observer));
+  ASSIGN_OR_RETURN(std::vector<Tensor> results, plan_->Run(std::move(ordered), observer, output_buffers));
   NamedTensors named;
   for (size_t i = 0; i < results.size(); ++i) named.emplace_back(outputs_[i].name, std::move(results[i]));
   return named;

@@ -24,6 +24,7 @@ struct ModelSummary {
   int64_t parameter_bytes = 0;
 };
 
+/// Everything a Session holds; its const methods are safe from many threads.
 class SessionImpl {
  public:
   /// Optimises `graph` (per options) and compiles it.
@@ -39,7 +40,10 @@ class SessionImpl {
   const Graph& graph() const { return *graph_; }
   const Plan& plan() const { return *plan_; }
 
-  absl::StatusOr<NamedTensors> Run(const NamedTensors& inputs, const NodeObserver* observer = nullptr) const;
+  /// Runs the plan on named inputs (never copied). `output_buffers`, when given,
+  /// holds per graph output a caller buffer to compute it in (see Plan::Run).
+  absl::StatusOr<NamedTensors> Run(const NamedTensors& inputs, const NodeObserver* observer = nullptr,
+                                   const std::vector<Tensor>* output_buffers = nullptr) const;
 
  private:
   SessionOptions options_;

@@ -63,8 +63,13 @@ class KernelContext {
   /// False for optional outputs nobody reads; a kernel may skip computing them.
   bool output_wanted(int i) const { return i < static_cast<int>(outputs_wanted_.size()) && outputs_wanted_[i]; }
 
-  /// A fresh zero-filled output tensor, within the session's size limit.
+  /// A fresh zero-filled output tensor, within the session's size limit. When
+  /// the caller preassigned a buffer of this type and shape to output i, the
+  /// output lives in that buffer instead (zeroed first).
   absl::StatusOr<Tensor*> AllocateOutput(int i, ElementType type, std::vector<int64_t> shape);
+  /// Per output, a caller-owned buffer to allocate it in (empty Tensor = none);
+  /// set by the executor for graph outputs the caller gave memory for.
+  void set_preassigned_outputs(const std::vector<Tensor>* buffers) { preassigned_ = buffers; }
   /// Sets an output to an existing tensor (for zero-copy ops such as Reshape).
   void SetOutput(int i, Tensor tensor) { (*outputs_)[i] = std::move(tensor); }
   /// A scratch tensor within the session's size limit, owned by the caller.
@@ -80,6 +85,7 @@ class KernelContext {
   std::vector<Tensor>* outputs_;
   std::vector<bool> outputs_wanted_;
   const ExecOptions* options_;
+  const std::vector<Tensor>* preassigned_ = nullptr;
 };
 
 /// A prepared kernel for one node.

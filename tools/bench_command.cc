@@ -10,7 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "engine/common/status_macros.h"
-#include "engine/session_impl.h"
+#include "engine/session_access.h"
 #include "nlohmann/json.hpp"
 #include "tools/bench_inputs.h"
 #include "tools/command_common.h"
@@ -81,7 +81,7 @@ absl::Status Bench(const Args& args) {
   ASSIGN_OR_RETURN(std::unique_ptr<Session> session, Session::Create(model_path, options));
   ASSIGN_OR_RETURN(NamedTensors inputs, BuildBenchInputs(*session, args, options.max_tensor_bytes));
 
-  const SessionImpl& impl = session->impl();
+  const SessionImpl& impl = GetSessionImpl(*session);
   for (int64_t i = 0; i < warmup; ++i) RETURN_IF_ERROR(impl.Run(inputs).status());
 
   const bool tty = isatty(STDERR_FILENO) && !args.Has("json");

@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "engine/common/status_macros.h"
-#include "engine/session_impl.h"
+#include "engine/session_access.h"
 #include "tools/command_common.h"
 
 namespace attune::cli {
@@ -121,7 +121,7 @@ absl::StatusOr<NamedTensors> BuildBenchInputs(const Session& session, const Args
       }
     }
     ASSIGN_OR_RETURN(Tensor t, Tensor::Create(info.type, shape, max_bytes));
-    RETURN_IF_ERROR(FillRandom(t, IndexLimit(session.impl().graph(), info.name), rng));
+    RETURN_IF_ERROR(FillRandom(t, IndexLimit(GetSessionImpl(session).graph(), info.name), rng));
     inputs.emplace_back(info.name, std::move(t));
   }
   return inputs;

@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/common/status_macros.h"
-#include "engine/session_impl.h"
+#include "engine/session_access.h"
 #include "tools/command_common.h"
 #include "tools/commands.h"
 #include "importer/attention_export.h"
@@ -71,7 +71,7 @@ absl::Status Inspect(const Args& args) {
     return absl::InvalidArgumentError(absl::StrCat("--format must be text, json or dot, got '", format, "'"));
   const std::string model_path = args.positionals()[0];
   ASSIGN_OR_RETURN(std::unique_ptr<Session> session, Session::Create(model_path, options));
-  const SessionImpl& impl = session->impl();
+  const SessionImpl& impl = GetSessionImpl(*session);
   nlohmann::json report = ReportToJson(model_path, impl);
   if (auto saved = args.Value("save-optimized")) {
     if (saved->empty()) return absl::InvalidArgumentError("--save-optimized needs a file name");

@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <chrono>
+#include <cstdint>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
@@ -15,7 +16,70 @@ std::string NodeLabel(const std::string& name, const std::string& op_type) {
   return absl::StrCat("node '", name, "' (", op_type, ")");
 }
 
+// Sets the calling thread's OpenMP team size for one run and restores the
+// caller's setting afterwards, so Run leaves the calling thread as it found it.
+class OmpThreadsScope {
+ public:
+  explicit OmpThreadsScope(int threads) : saved_(omp_get_max_threads()), changed_(threads > 0 && threads != saved_) {
+    if (changed_) omp_set_num_threads(threads);
+  }
+  ~OmpThreadsScope() {
+    if (changed_) omp_set_num_threads(saved_);
+  }
+  OmpThreadsScope(const OmpThreadsScope&) = delete;
+  OmpThreadsScope& operator=(const OmpThreadsScope&) = delete;
+
+ private:
+  int saved_;
+  bool changed_;
+};
+
+// Per slot, the caller's buffer for the graph output it holds, or nullptr. Only
+// slots a step computes qualify (inputs and constants are already filled), the
+// first buffer wins when outputs repeat a value, and a buffer must be aligned
+// for its element type. Empty when no buffer qualifies.
+std::vector<const Tensor*> AssignOutputBuffers(const std::vector<Tensor>* buffers, const std::vector<int>& output_slots,
+                                               const std::vector<Tensor>& slots) {
+  std::vector<const Tensor*> by_slot;
+  if (buffers == nullptr) return by_slot;
+  for (size_t i = 0; i < output_slots.size(); ++i) {
+    const Tensor& buffer = (*buffers)[i];
+    const int sl = output_slots[i];
+    if (buffer.empty() || !slots[sl].empty()) continue;
+    const size_t element_size = ElementSize(buffer.type());
+    if (element_size == 0 || reinterpret_cast<uintptr_t>(buffer.raw_data()) % element_size != 0) continue;
+    if (by_slot.empty()) by_slot.resize(slots.size(), nullptr);
+    if (by_slot[sl] == nullptr) by_slot[sl] = &buffer;
+  }
+  return by_slot;
+}
+
 }  // namespace
+
+// Fills `buffers` with the caller's buffers for this step's outputs; false when
+// the step computes no graph output that has one.
+bool Plan::CollectStepBuffers(const Step& step, const std::vector<const Tensor*>& slot_buffers,
+                              std::vector<Tensor>& buffers) {
+  bool any = false;
+  buffers.assign(step.output_slots.size(), Tensor());
+  for (size_t o = 0; o < step.output_slots.size(); ++o) {
+    const int sl = step.output_slots[o];
+    if (sl < 0 || slot_buffers[sl] == nullptr) continue;
+    buffers[o] = *slot_buffers[sl];
+    any = true;
+  }
+  return any;
+}
+
+bool Plan::SharesConstantMemory(const Tensor& t) const {
+  const char* p = static_cast<const char*>(t.raw_data());
+  if (p == nullptr) return false;
+  for (const auto& [sl, c] : constants_) {
+    const char* begin = static_cast<const char*>(c.raw_data());
+    if (begin != nullptr && p >= begin && p < begin + c.byte_size()) return true;
+  }
+  return false;
+}
 
 absl::StatusOr<std::unique_ptr<Plan>> Plan::Compile(const Graph& graph, const KernelRegistry& registry,
                                                     const ExecOptions& options) {
@@ -132,12 +196,18 @@ absl::Status Plan::CheckInputs(const std::vector<Tensor>& inputs) const {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<Tensor>> Plan::Run(std::vector<Tensor> inputs, const NodeObserver* observer) const {
+absl::StatusOr<std::vector<Tensor>> Plan::Run(std::vector<Tensor> inputs, const NodeObserver* observer,
+                                               const std::vector<Tensor>* output_buffers) const {
   RETURN_IF_ERROR(CheckInputs(inputs));
-  if (options_.threads > 0) omp_set_num_threads(options_.threads);
+  if (output_buffers != nullptr && output_buffers->size() != output_slots_.size())
+    return absl::InvalidArgumentError(absl::StrCat("expected ", output_slots_.size(), " output buffers, got ",
+                                                   output_buffers->size()));
+  OmpThreadsScope team(options_.threads);
   std::vector<Tensor> slots(num_slots_);
   for (const auto& [sl, t] : constants_) slots[sl] = t;
   for (size_t i = 0; i < inputs.size(); ++i) slots[input_slots_[i]] = std::move(inputs[i]);
+  const std::vector<const Tensor*> slot_buffers = AssignOutputBuffers(output_buffers, output_slots_, slots);
+  std::vector<Tensor> step_buffers;
 
   const auto run_start = std::chrono::steady_clock::now();
   std::vector<const Tensor*> step_inputs;
@@ -149,6 +219,8 @@ absl::StatusOr<std::vector<Tensor>> Plan::Run(std::vector<Tensor> inputs, const 
     }
     std::vector<Tensor> outputs(step.output_slots.size());
     KernelContext ctx(step_inputs, &outputs, step.outputs_wanted, &options_);
+    if (!slot_buffers.empty() && CollectStepBuffers(step, slot_buffers, step_buffers))
+      ctx.set_preassigned_outputs(&step_buffers);
     const auto start = std::chrono::steady_clock::now();
     absl::Status status = step.kernel->Run(ctx);
     if (!status.ok()) return Annotate(status, NodeLabel(step.node_name, step.op_type));
@@ -173,7 +245,10 @@ absl::StatusOr<std::vector<Tensor>> Plan::Run(std::vector<Tensor> inputs, const 
   for (size_t i = 0; i < output_slots_.size(); ++i) {
     if (slots[output_slots_[i]].empty())
       return absl::InternalError(absl::StrCat("graph output '", outputs_[i].name, "' was not computed"));
-    results.push_back(slots[output_slots_[i]]);
+    // An output that is (a view of) a model constant is copied, so that a
+    // caller writing into its result cannot change what other runs compute.
+    const Tensor& out = slots[output_slots_[i]];
+    results.push_back(SharesConstantMemory(out) ? out.Clone() : out);
   }
   return results;
 }

@@ -44,8 +44,13 @@ class Plan {
   const ExecOptions& options() const { return options_; }
 
   /// Runs on inputs given in graph-input order; returns outputs in graph-output
-  /// order. Thread-safe: every call has its own buffers.
-  absl::StatusOr<std::vector<Tensor>> Run(std::vector<Tensor> inputs, const NodeObserver* observer = nullptr) const;
+  /// order. Thread-safe: every call has its own buffers. `output_buffers`, when
+  /// given, holds per graph output a caller-owned tensor (empty = none): a kernel
+  /// that allocates that output with the same type and shape writes into it, and
+  /// the returned tensor then shares its memory; otherwise the output is returned
+  /// in memory of its own. Inputs are never copied.
+  absl::StatusOr<std::vector<Tensor>> Run(std::vector<Tensor> inputs, const NodeObserver* observer = nullptr,
+                                          const std::vector<Tensor>* output_buffers = nullptr) const;
 
  private:
   struct Step {
@@ -59,6 +64,10 @@ class Plan {
   };
 
   absl::Status CheckInputs(const std::vector<Tensor>& inputs) const;
+  /// True when `t` lies in the memory of one of the plan's constants.
+  bool SharesConstantMemory(const Tensor& t) const;
+  static bool CollectStepBuffers(const Step& step, const std::vector<const Tensor*>& slot_buffers,
+                                 std::vector<Tensor>& buffers);
 
   ExecOptions options_;
   int num_slots_ = 0;

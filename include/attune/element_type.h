@@ -9,6 +9,7 @@
 
 namespace attune {
 
+/// The element type of a tensor; values are ONNX TensorProto.DataType codes.
 enum class ElementType : int32_t {
   kUndefined = 0,
   kFloat32 = 1,

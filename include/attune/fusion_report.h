@@ -37,6 +37,7 @@ struct RejectedCandidate {
   std::string reason;   // the first check that failed
 };
 
+/// The optimiser's account of one model: op counts before and after, fusions, rejections.
 struct FusionReport {
   std::map<std::string, int> ops_before;  // op type -> count, before the passes
   std::map<std::string, int> ops_after;   // after

@@ -34,9 +34,11 @@ struct SessionOptions {
   std::vector<std::string> disabled_passes;
   /// Check each fusion numerically against the subgraph it replaces, and undo it above tolerance.
   bool verify_fusion = false;
+  /// Which fused-attention implementation runs (kAuto picks per shape and CPU).
   AttentionBackendOption attention_backend = AttentionBackendOption::kAuto;
   /// Largest single tensor (model weights and intermediates), in bytes.
   int64_t max_tensor_bytes = kDefaultMaxTensorBytes;
+  /// Least severe message written to stderr (process-wide: the last Session created sets it).
   LogSeverity log_severity = LogSeverity::kWarning;
 };
 
@@ -53,9 +55,13 @@ struct TensorInfo {
 /// A named tensor, for Run's inputs and outputs.
 using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
 
-class SessionImpl;
+class SessionImpl;  // opaque: defined inside the library
 
-/// A loaded, optimised, compiled model. Run is const and thread-safe.
+/// A caller-owned output buffer for RunInto: output name and the memory to fill.
+using NamedTensorViews = std::vector<std::pair<std::string, TensorView>>;
+
+/// A loaded, optimised, compiled model. Its const methods are safe to call from
+/// many threads at once on one Session; each Run has its own scratch memory.
 class ATTUNE_API Session {
  public:
   /// Loads a model file (external data resolved beside it).
@@ -64,7 +70,10 @@ class ATTUNE_API Session {
   /// Loads a model from memory (external data is refused).
   static absl::StatusOr<std::unique_ptr<Session>> CreateFromBytes(std::string_view model_bytes,
                                                                   const SessionOptions& options = {});
+  /// Frees the model; no Run may be in progress.
   ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
 
   /// Graph inputs in order.
   const std::vector<TensorInfo>& inputs() const;
@@ -73,19 +82,27 @@ class ATTUNE_API Session {
   /// What the optimiser fused and rejected.
   const FusionReport& fusion_report() const;
 
-  /// Runs the model. Every graph input must be given by name; returns every output.
+  /// Runs the model. Every graph input must be given by name; returns every
+  /// output. Inputs are read in place, never copied (wrap caller memory with
+  /// Tensor::Borrow), and must stay unchanged until Run returns. Returned
+  /// tensors may share memory with an input (e.g. a Reshape of it) or with each
+  /// other, never with the model: an output that is a model constant is a copy.
   absl::StatusOr<NamedTensors> Run(const NamedTensors& inputs) const;
-  /// Runs the model and copies each named output into the caller's buffer;
-  /// fails if a buffer's type or shape differs from the computed output.
-  absl::Status RunInto(const NamedTensors& inputs, const std::vector<std::pair<std::string, TensorView>>& outputs) const;
+  /// Runs the model and writes each named output into the caller's buffer.
+  /// Zero copy when the output is computed by a kernel into a fresh tensor and
+  /// the buffer has exactly the output's type and shape and is aligned for its
+  /// element type: the kernel then writes straight into the buffer. Otherwise
+  /// (the output is an input, a constant, or a view of another tensor) it is
+  /// computed elsewhere and copied in. Fails if a buffer's type or shape differs
+  /// from the computed output, or names no output. Buffers must not overlap the
+  /// inputs or each other; after an error their contents are unspecified.
+  absl::Status RunInto(const NamedTensors& inputs, const NamedTensorViews& outputs) const;
 
   /// Writes the optimised graph as an ONNX model (fused attention as ONNX Attention where expressible).
   absl::Status SaveOptimizedModel(const std::string& path) const;
 
-  /// Internal access for the CLI and tests.
-  const SessionImpl& impl() const { return *impl_; }
-
  private:
+  friend class SessionAccess;  // internal tooling (engine/session_access.h)
   explicit Session(std::unique_ptr<SessionImpl> impl);
   std::unique_ptr<SessionImpl> impl_;
 };
