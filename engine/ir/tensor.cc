@@ -6,18 +6,16 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "engine/memory/buffer_pool.h"
 
 namespace attune {
 namespace {
 
-constexpr size_t kAlignment = 64;
-
 std::shared_ptr<void> AllocateZeroed(size_t bytes) {
-  const size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
-  void* p = std::aligned_alloc(kAlignment, rounded == 0 ? kAlignment : rounded);
+  void* p = AcquireBuffer(bytes);
   if (p == nullptr) return nullptr;
-  std::memset(p, 0, rounded == 0 ? kAlignment : rounded);
-  return std::shared_ptr<void>(p, [](void* q) { std::free(q); });
+  std::memset(p, 0, bytes);
+  return std::shared_ptr<void>(p, [bytes](void* q) { ReleaseBuffer(q, bytes); });
 }
 
 }  // namespace
