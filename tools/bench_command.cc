@@ -34,14 +34,7 @@ constexpr char kUsage[] =
     "  --seconds S              time runs for S seconds instead of a fixed count\n"
     "  --json                   print one JSON object: median_ms, min_ms, max_ms, p90_ms, p99_ms, ...\n"
     "  --profile FILE           write a Chrome trace (chrome://tracing, Perfetto) of 3 more runs and\n"
-    "                           print the time per op type\n"
-    "session options:\n"
-    "  --threads N              threads in total for a run (default: all cores)\n"
-    "  --no-fuse                skip the fusions (canonicalisation still runs)\n"
-    "  --disable-pass NAME      skip one pass (repeatable; 'attune inspect --passes' lists them)\n"
-    "  --verify-fusion          check every fusion numerically; undo it above tolerance\n"
-    "  --attention-backend B    auto, simd, onednn or reference\n"
-    "  --max-tensor-mb N        largest tensor allowed, in MiB (weights, inputs, intermediates)\n";
+    "                           print the time per op type\n";
 
 double Percentile(std::vector<double> sorted, double p) {
   if (sorted.empty()) return 0;

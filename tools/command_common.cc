@@ -15,6 +15,15 @@
 
 namespace attune::cli {
 
+const char kSessionFlagsHelp[] =
+    "session options:\n"
+    "  --threads N              threads in total for a run (default: all cores)\n"
+    "  --no-fuse                skip the fusions (canonicalisation still runs)\n"
+    "  --disable-pass NAME      skip one pass (repeatable; 'attune inspect --passes' lists them)\n"
+    "  --verify-fusion          check every fusion numerically; undo it above tolerance\n"
+    "  --attention-backend B    auto, simd, onednn or reference\n"
+    "  --max-tensor-mb N        largest tensor allowed, in MiB (weights, inputs, intermediates)\n";
+
 void AddSessionFlags(FlagSpec& spec) {
   spec.valued.insert({"threads", "attention-backend", "disable-pass", "max-tensor-mb"});
   spec.switches.insert({"no-fuse", "verify-fusion"});
@@ -99,6 +108,7 @@ int RunSubcommand(int argc, char** argv, const char* usage, const FlagSpec& spec
   for (int i = 2; i < argc; ++i) {
     if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
       std::fputs(usage, stdout);
+      std::fputs(kSessionFlagsHelp, stdout);
       return 0;
     }
   }

@@ -11,6 +11,9 @@
 
 namespace attune::cli {
 
+/// The help text of the session flags, printed after every command's own usage.
+extern const char kSessionFlagsHelp[];
+
 /// Flags every command that builds a session accepts.
 void AddSessionFlags(FlagSpec& spec);
 /// SessionOptions from --threads, --no-fuse, --attention-backend, --disable-pass, --verify-fusion, --max-tensor-mb.
@@ -28,7 +31,7 @@ std::string SanitizeFileName(const std::string& name);
 /// 2 for bad usage, model or input; 1 for internal failures.
 int ReportError(const absl::Status& status);
 
-/// The frame of every subcommand: answers --help / -h with `usage` on stdout
+/// The frame of every subcommand: answers --help / -h with `usage` and the session flags on stdout
 /// (exit 0), parses the flags in `spec`, runs `body` and turns its status into
 /// the exit code. Exceptions become an internal error (exit 1), never a crash.
 int RunSubcommand(int argc, char** argv, const char* usage, const FlagSpec& spec,

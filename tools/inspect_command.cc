@@ -27,14 +27,7 @@ constexpr char kUsage[] =
     "  --output FILE            write the report to FILE instead of stdout\n"
     "  --save-optimized OUT     write the optimised graph as ONNX (fused attention as ONNX Attention, opset 23,\n"
     "                           where that op is equivalent; else attune.MultiHeadAttention)\n"
-    "  --passes                 list the optimiser's passes\n"
-    "session options:\n"
-    "  --threads N              threads in total for a run (default: all cores)\n"
-    "  --no-fuse                skip the fusions (canonicalisation still runs)\n"
-    "  --disable-pass NAME      skip one pass (repeatable; 'attune inspect --passes' lists them)\n"
-    "  --verify-fusion          check every fusion numerically; undo it above tolerance\n"
-    "  --attention-backend B    auto, simd, onednn or reference\n"
-    "  --max-tensor-mb N        largest tensor allowed, in MiB (weights, inputs, intermediates)\n";
+    "  --passes                 list the optimiser's passes\n";
 
 absl::Status WriteText(const std::string& path, const std::string& text) {
   if (path.empty()) {

@@ -17,14 +17,7 @@ constexpr char kUsage[] =
     "Runs the model once and prints each output's type and shape.\n"
     "\n"
     "  --input NAME=FILE        a graph input from .npy or ONNX TensorProto .pb (repeatable)\n"
-    "  --output-dir DIR         write each output as DIR/<name>.npy\n"
-    "session options:\n"
-    "  --threads N              threads in total for a run (default: all cores)\n"
-    "  --no-fuse                skip the fusions (canonicalisation still runs)\n"
-    "  --disable-pass NAME      skip one pass (repeatable; 'attune inspect --passes' lists them)\n"
-    "  --verify-fusion          check every fusion numerically; undo it above tolerance\n"
-    "  --attention-backend B    auto, simd, onednn or reference\n"
-    "  --max-tensor-mb N        largest tensor allowed, in MiB (weights, inputs, intermediates)\n";
+    "  --output-dir DIR         write each output as DIR/<name>.npy\n";
 
 absl::Status Run(const Args& args) {
   if (args.positionals().size() != 1) return absl::InvalidArgumentError("run needs exactly one MODEL.onnx");
