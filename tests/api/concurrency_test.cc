@@ -2,6 +2,7 @@
 // the bits a single-threaded run gives.
 #include <atomic>
 #include <cstring>
+#include <functional>
 #include <latch>
 #include <memory>
 #include <string>
@@ -67,84 +68,68 @@ class ConcurrencyTest : public ::testing::TestWithParam<int> {
   std::vector<Case> cases_;
 };
 
-TEST_P(ConcurrencyTest, EightThreadsRunMatchesSingleThreadedRunBitForBit) {
+// Starts `threads` threads at once; thread k runs body(k), which returns how
+// many of its results differed from the expected bits, or an error.
+void RunTogether(int threads, const std::function<absl::StatusOr<int>(int)>& body) {
+  std::vector<std::string> errors(threads);
   std::atomic<int> mismatches{0};
-  std::vector<std::string> errors(kThreads);
-  std::latch start(kThreads);
-  std::vector<std::thread> threads;
-  for (int k = 0; k < kThreads; ++k) {
-    threads.emplace_back([&, k] {
-      Case& c = cases_[k];
-      const NamedTensors inputs = {{"x", BorrowFloats(c.input, c.shape)}};
+  std::latch start(threads);
+  std::vector<std::thread> workers;
+  for (int k = 0; k < threads; ++k) {
+    workers.emplace_back([&, k] {
       start.arrive_and_wait();
-      for (int call = 0; call < kCallsPerThread; ++call) {
-        auto out = session_->Run(inputs);
-        if (!out.ok()) {
-          errors[k] = out.status().ToString();
-          return;
-        }
-        if (!SameBits((*out)[0].second, c.expected)) ++mismatches;
-      }
+      absl::StatusOr<int> differing = body(k);
+      if (differing.ok()) mismatches += *differing;
+      else errors[k] = differing.status().ToString();
     });
   }
-  for (std::thread& t : threads) t.join();
-  for (int k = 0; k < kThreads; ++k) EXPECT_EQ(errors[k], "") << "thread " << k;
-  EXPECT_EQ(mismatches.load(), 0) << "of " << kThreads * kCallsPerThread << " calls";
+  for (std::thread& t : workers) t.join();
+  for (int k = 0; k < threads; ++k) EXPECT_EQ(errors[k], "") << "thread " << k;
+  EXPECT_EQ(mismatches.load(), 0);
+}
+
+TEST_P(ConcurrencyTest, EightThreadsRunMatchesSingleThreadedRunBitForBit) {
+  RunTogether(kThreads, [&](int k) -> absl::StatusOr<int> {
+    Case& c = cases_[k];
+    const NamedTensors inputs = {{"x", BorrowFloats(c.input, c.shape)}};
+    int differing = 0;
+    for (int call = 0; call < kCallsPerThread; ++call) {
+      auto out = session_->Run(inputs);
+      if (!out.ok()) return out.status();
+      if (!SameBits((*out)[0].second, c.expected)) ++differing;
+    }
+    return differing;
+  });
 }
 
 TEST_P(ConcurrencyTest, EightThreadsRunIntoOwnBuffersMatchesBitForBit) {
-  std::atomic<int> mismatches{0};
-  std::vector<std::string> errors(kThreads);
-  std::latch start(kThreads);
-  std::vector<std::thread> threads;
-  for (int k = 0; k < kThreads; ++k) {
-    threads.emplace_back([&, k] {
-      Case& c = cases_[k];
-      const NamedTensors inputs = {{"x", BorrowFloats(c.input, c.shape)}};
-      std::vector<float> y(c.expected.num_elements());
-      const NamedTensorViews outputs = {{"y", TensorView{ElementType::kFloat32, c.shape, y.data()}}};
-      start.arrive_and_wait();
-      for (int call = 0; call < kCallsPerThread; ++call) {
-        std::fill(y.begin(), y.end(), -1.0f);
-        absl::Status status = session_->RunInto(inputs, outputs);
-        if (!status.ok()) {
-          errors[k] = status.ToString();
-          return;
-        }
-        if (std::memcmp(y.data(), c.expected.raw_data(), c.expected.byte_size()) != 0) ++mismatches;
-      }
-    });
-  }
-  for (std::thread& t : threads) t.join();
-  for (int k = 0; k < kThreads; ++k) EXPECT_EQ(errors[k], "") << "thread " << k;
-  EXPECT_EQ(mismatches.load(), 0) << "of " << kThreads * kCallsPerThread << " calls";
+  RunTogether(kThreads, [&](int k) -> absl::StatusOr<int> {
+    Case& c = cases_[k];
+    const NamedTensors inputs = {{"x", BorrowFloats(c.input, c.shape)}};
+    std::vector<float> y(c.expected.num_elements());
+    const NamedTensorViews outputs = {{"y", TensorView{ElementType::kFloat32, c.shape, y.data()}}};
+    int differing = 0;
+    for (int call = 0; call < kCallsPerThread; ++call) {
+      std::fill(y.begin(), y.end(), -1.0f);
+      absl::Status status = session_->RunInto(inputs, outputs);
+      if (!status.ok()) return status;
+      if (std::memcmp(y.data(), c.expected.raw_data(), c.expected.byte_size()) != 0) ++differing;
+    }
+    return differing;
+  });
 }
 
 TEST_P(ConcurrencyTest, SessionsCreatedOnFourThreadsAtOnceComputeTheSameBits) {
-  constexpr int kCreators = 4;
-  std::vector<std::string> errors(kCreators);
-  std::atomic<int> mismatches{0};
-  std::latch start(kCreators);
-  std::vector<std::thread> threads;
-  for (int k = 0; k < kCreators; ++k) {
-    threads.emplace_back([&, k] {
-      SessionOptions options;
-      options.threads = GetParam();
-      start.arrive_and_wait();
-      auto session = Session::Create(MhaCausalDir() + "/model.onnx", options);
-      if (!session.ok()) {
-        errors[k] = session.status().ToString();
-        return;
-      }
-      Case& c = cases_[k];
-      auto out = (*session)->Run({{"x", BorrowFloats(c.input, c.shape)}});
-      if (!out.ok()) errors[k] = out.status().ToString();
-      else if (!SameBits((*out)[0].second, c.expected)) ++mismatches;
-    });
-  }
-  for (std::thread& t : threads) t.join();
-  for (int k = 0; k < kCreators; ++k) EXPECT_EQ(errors[k], "") << "thread " << k;
-  EXPECT_EQ(mismatches.load(), 0);
+  RunTogether(4, [&](int k) -> absl::StatusOr<int> {
+    SessionOptions options;
+    options.threads = GetParam();
+    auto session = Session::Create(MhaCausalDir() + "/model.onnx", options);
+    if (!session.ok()) return session.status();
+    Case& c = cases_[k];
+    auto out = (*session)->Run({{"x", BorrowFloats(c.input, c.shape)}});
+    if (!out.ok()) return out.status();
+    return SameBits((*out)[0].second, c.expected) ? 0 : 1;
+  });
 }
 
 // threads = 0 uses every core; 1 and 2 pin the OpenMP team of each run.
