@@ -27,6 +27,11 @@ function(attune_object_library name)
 endfunction()
 
 attune_object_library(attune_objs ${ATTUNE_PORTABLE_SOURCES})
+# Headers most engine files include, parsed once per build (not for the ISA
+# libraries, whose flags differ).
+target_precompile_headers(attune_objs PRIVATE
+  <algorithm> <cstdint> <functional> <map> <memory> <optional> <string> <vector>
+  <absl/status/status.h> <absl/status/statusor.h> <absl/strings/str_cat.h> <absl/container/flat_hash_map.h>)
 set(ATTUNE_OBJECT_LIBS attune_objs)
 if(ATTUNE_AVX2_SOURCES)
   attune_object_library(attune_objs_avx2 ${ATTUNE_AVX2_SOURCES})
