@@ -6,7 +6,7 @@ kind=${1:-release}
 shift || true
 case "$kind" in
   release) dir="$root/build"; flags=(-DCMAKE_BUILD_TYPE=Release) ;;
-  asan) dir="$root/build-asan"; flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1" -DATTUNE_SANITIZE=ON -DATTUNE_BUILD_BENCHMARKS=OFF -DATTUNE_BUILD_TOOLS=OFF) ;;
+  asan) dir="$root/build-asan"; flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1" -DATTUNE_SANITIZE=ON -DATTUNE_BUILD_BENCHMARKS=OFF -DATTUNE_BUILD_TOOLS=OFF "-DATTUNE_TEST_SKIP_DIRS=passes;pattern") ;;
   tsan) dir="$root/build-tsan"; flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DATTUNE_TSAN=ON -DATTUNE_BUILD_BENCHMARKS=OFF) ;;
   *) echo "usage: build.sh [release|asan|tsan] [targets...]" >&2; exit 2 ;;
 esac
