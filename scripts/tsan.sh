@@ -10,4 +10,4 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/build.sh" tsan test_api
 export TSAN_OPTIONS="suppressions=$root/scripts/tsan.supp halt_on_error=1 second_deadlock_stack=1 ${TSAN_OPTIONS:-}"
 export OMP_WAIT_POLICY=passive
-"$root/build-tsan/tests/test_api" --gtest_filter="${1:-*ConcurrencyTest.*:ZeroCopyTest.*}"
+"$root/build-tsan/tests/test_api" --gtest_filter="${1:-*ConcurrencyTest.*:ZeroCopy*}"
