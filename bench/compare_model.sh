@@ -9,23 +9,10 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 [ $# -ge 2 ] || { echo "usage: $0 MODEL.onnx INPUT_DIR [--threads \"1 2\"] [--repeat K]" >&2; exit 2; }
 model=$1 inputs=$2
 shift 2
-threads_list="1 2"
-repeat=5
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --threads) threads_list=$2; shift 2 ;;
-    --repeat) repeat=$2; shift 2 ;;
-    *) echo "usage: $0 MODEL.onnx INPUT_DIR [--threads \"...\"] [--repeat K]" >&2; exit 2 ;;
-  esac
-done
-ort_run=${ORT_RUN:-$root/../shared/tools/ort/ort-run}
-attune=$root/build/tools/attune
-[ -x "$attune" ] || { echo "error: build first: scripts/build.sh" >&2; exit 2; }
-[ -x "$ort_run" ] || { echo "error: ONNX Runtime tool not found at $ort_run" >&2; exit 2; }
+usage="$0 MODEL.onnx INPUT_DIR [--threads \"...\"] [--repeat K]"
+source "$root/bench/common.sh"
 input_flags=()
 for f in "$inputs"/*.npy; do input_flags+=(--input "$(basename "$f" .npy)=$f"); done
-median() { /usr/bin/python3 -c "import json,sys; print(json.loads(sys.stdin.read().strip().splitlines()[-1])['median_ms'])"; }
-peak_mb() { awk '/Maximum resident set size/ {printf "%.0f", $6/1024}' "$1"; }
 
 echo "| threads | ORT ms | Attune ms | Attune speed-up | peak MB ORT / Attune |"
 echo "|---|---|---|---|---|"
@@ -35,7 +22,7 @@ for n in $threads_list; do
     --warmup 1 --no-write > "$tmp/ort.json" 2> "$tmp/ort.time"
   /usr/bin/time -v "$attune" bench "$model" "${input_flags[@]}" --threads "$n" --iterations "$repeat" --warmup 1 \
     --json > "$tmp/attune.json" 2> "$tmp/attune.time"
-  ort=$(median < "$tmp/ort.json"); at=$(median < "$tmp/attune.json")
+  ort=$(json_field median_ms < "$tmp/ort.json"); at=$(json_field median_ms < "$tmp/attune.json")
   /usr/bin/python3 -c "print(f'| $n | {$ort:.2f} | {$at:.2f} | {$ort/$at:.2f}x | $(peak_mb "$tmp/ort.time") / $(peak_mb "$tmp/attune.time") |')"
   rm -rf "$tmp"
 done

@@ -9,27 +9,12 @@
 #        (bash models/gen/setup.sh), and ../shared/tools/ort (ONNX Runtime) beside the repository.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-lengths="128 512 1024 2048 4096"
-threads_list="1 2"
-repeat=5
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --lengths) lengths=$2; shift 2 ;;
-    --threads) threads_list=$2; shift 2 ;;
-    --repeat) repeat=$2; shift 2 ;;
-    *) echo "usage: $0 [--lengths \"...\"] [--threads \"...\"] [--repeat K]" >&2; exit 2 ;;
-  esac
-done
-ort_run=${ORT_RUN:-$root/../shared/tools/ort/ort-run}
-attune=$root/build/tools/attune
+usage="$0 [--lengths \"...\"] [--threads \"...\"] [--repeat K]"
+source "$root/bench/common.sh"
 models=$root/build/bench-models
-[ -x "$attune" ] || { echo "error: build first: scripts/build.sh" >&2; exit 2; }
-[ -x "$ort_run" ] || { echo "error: ONNX Runtime tool not found at $ort_run" >&2; exit 2; }
 if [ ! -f "$models/mha_causal_768.onnx" ]; then
   /usr/bin/python3 "$root/models/gen/bench_models.py" --out "$models" --only mha >&2
 fi
-json_field() { /usr/bin/python3 -c "import json,sys; print(json.loads(sys.stdin.read().strip().splitlines()[-1])['$1'])"; }
-peak_mb() { awk '/Maximum resident set size/ {printf "%.0f", $6/1024}' "$1"; }
 flops() {  # useful causal attention FLOPs: 4·H·D·T(T+1)/2 with H·D = 768
   /usr/bin/python3 -c "print(4*768*$1*($1+1)/2)"; }
 
