@@ -8,6 +8,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "engine/common/status_macros.h"
+#include "ops/common/omp_team_scope.h"
 
 namespace attune {
 namespace {
@@ -15,24 +16,6 @@ namespace {
 std::string NodeLabel(const std::string& name, const std::string& op_type) {
   return absl::StrCat("node '", name, "' (", op_type, ")");
 }
-
-// Sets the calling thread's OpenMP team size for one run and restores the
-// caller's setting afterwards, so Run leaves the calling thread as it found it.
-class OmpThreadsScope {
- public:
-  explicit OmpThreadsScope(int threads) : saved_(omp_get_max_threads()), changed_(threads > 0 && threads != saved_) {
-    if (changed_) omp_set_num_threads(threads);
-  }
-  ~OmpThreadsScope() {
-    if (changed_) omp_set_num_threads(saved_);
-  }
-  OmpThreadsScope(const OmpThreadsScope&) = delete;
-  OmpThreadsScope& operator=(const OmpThreadsScope&) = delete;
-
- private:
-  int saved_;
-  bool changed_;
-};
 
 // Per slot, the caller's buffer for the graph output it holds, or nullptr. Only
 // slots a step computes qualify (inputs and constants are already filled), the
@@ -202,7 +185,7 @@ absl::StatusOr<std::vector<Tensor>> Plan::Run(std::vector<Tensor> inputs, const 
   if (output_buffers != nullptr && output_buffers->size() != output_slots_.size())
     return absl::InvalidArgumentError(absl::StrCat("expected ", output_slots_.size(), " output buffers, got ",
                                                    output_buffers->size()));
-  OmpThreadsScope team(options_.threads);
+  OmpTeamScope team(options_.threads);
   std::vector<Tensor> slots(num_slots_);
   for (const auto& [sl, t] : constants_) slots[sl] = t;
   for (size_t i = 0; i < inputs.size(); ++i) slots[input_slots_[i]] = std::move(inputs[i]);

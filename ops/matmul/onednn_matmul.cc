@@ -10,6 +10,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "oneapi/dnnl/dnnl.hpp"
+#include "ops/common/omp_team_scope.h"
 
 namespace attune {
 namespace {
@@ -31,28 +32,6 @@ const dnnl::engine& CpuEngine() {
 absl::Status FromDnnlError(const char* what, const dnnl::error& e) {
   return absl::InternalError(absl::StrCat("oneDNN ", what, " failed: ", e.what()));
 }
-
-// Sets the calling thread's OpenMP team size for the duration of one call.
-// The executor sets it per calling thread already; this only narrows or widens
-// it when the kernel was asked for an explicit count, and restores it after.
-class OmpTeamScope {
- public:
-  explicit OmpTeamScope(int threads) : saved_(omp_get_max_threads()) {
-    if (threads > 0 && threads != saved_) {
-      omp_set_num_threads(threads);
-      changed_ = true;
-    }
-  }
-  ~OmpTeamScope() {
-    if (changed_) omp_set_num_threads(saved_);
-  }
-  OmpTeamScope(const OmpTeamScope&) = delete;
-  OmpTeamScope& operator=(const OmpTeamScope&) = delete;
-
- private:
-  int saved_;
-  bool changed_ = false;
-};
 
 // oneDNN's own parallel sections size their team when the primitive is
 // created, so a primitive is only reused at the team size it was made for.
