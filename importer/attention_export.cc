@@ -7,6 +7,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "engine/common/status_macros.h"
+#include "importer/fused_matmul_export.h"
 #include "importer/onnx_exporter.h"
 
 namespace attune {
@@ -229,6 +230,7 @@ absl::StatusOr<std::unique_ptr<Graph>> RewriteAttentionForOnnx(const Graph& grap
 
 absl::Status ExportOptimizedModelToFile(const Graph& graph, const std::string& path, AttentionExportSummary* summary) {
   ASSIGN_OR_RETURN(std::unique_ptr<Graph> rewritten, RewriteAttentionForOnnx(graph, summary));
+  RETURN_IF_ERROR(LowerFusedMatMulForOnnx(*rewritten));
   return ExportModelToFile(*rewritten, path);
 }
 

@@ -155,6 +155,11 @@ absl::Status Graph::RemoveNode(Node* node) {
       return absl::FailedPreconditionError(
           absl::StrCat("cannot remove ", node->Describe(), ": output '", out->name_, "' is still used"));
   }
+  Detach(node);
+  return absl::OkStatus();
+}
+
+void Graph::Detach(Node* node) {
   for (int i = 0; i < node->num_inputs(); ++i) SetNodeInput(node, i, nullptr);
   for (Value* out : node->outputs_) {
     if (out == nullptr) continue;
@@ -164,7 +169,14 @@ absl::Status Graph::RemoveNode(Node* node) {
   nodes_by_name_.erase(node->name_);
   auto it = std::find_if(nodes_.begin(), nodes_.end(), [&](const auto& p) { return p.get() == node; });
   nodes_.erase(it);
-  return absl::OkStatus();
+}
+
+Node* Graph::ReplaceNode(Node* node, std::string_view op_type, std::string_view domain, std::vector<Value*> inputs,
+                         Attributes attributes) {
+  const std::string name = node->name_;
+  std::vector<Value*> outputs = node->outputs_;
+  Detach(node);
+  return AddNode(op_type, domain, name, std::move(inputs), std::move(outputs), std::move(attributes));
 }
 
 int Graph::RemoveDeadNodes() {

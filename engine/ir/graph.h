@@ -136,6 +136,10 @@ class Graph {
   void SetConstant(Value* value, Tensor tensor);
   /// Removes a node whose outputs have no uses and are not graph outputs.
   absl::Status RemoveNode(Node* node);
+  /// Puts a node of another op on `inputs` in the place of `node`: it takes
+  /// node's name and produces the same output values (uses, graph outputs kept).
+  Node* ReplaceNode(Node* node, std::string_view op_type, std::string_view domain, std::vector<Value*> inputs,
+                    Attributes attributes = {});
   /// Removes nodes whose outputs nobody needs, repeatedly; returns how many.
   int RemoveDeadNodes();
   /// Checks links both ways, unique names, single producers, no cycles.
@@ -158,6 +162,9 @@ class Graph {
   std::map<std::string, std::string> metadata;
 
  private:
+  // Unlinks a node from its inputs, outputs and the node lists, and deletes it.
+  void Detach(Node* node);
+
   std::vector<std::unique_ptr<Node>> nodes_;
   std::vector<std::unique_ptr<Value>> values_;
   std::vector<Value*> inputs_;

@@ -76,6 +76,8 @@ std::unique_ptr<PassManager> DefaultPipeline(bool fuse) {
   if (fuse) {
     std::vector<std::unique_ptr<Pass>> fusions;
     fusions.push_back(MakeAttentionFusionPass());
+    // After the attention fusion, whose patterns read MatMul(Q, Transpose(K)).
+    fusions.push_back(MakeTransposedMatMulPass());
     manager->AddStage("fuse", std::move(fusions));
   }
   std::vector<std::unique_ptr<Pass>> cleanup;

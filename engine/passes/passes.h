@@ -19,5 +19,7 @@ std::unique_ptr<Pass> MakeCommonSubexpressionPass();
 std::unique_ptr<Pass> MakeDeadCodePass();
 /// Replaces proven attention subgraphs with attune.MultiHeadAttention.
 std::unique_ptr<Pass> MakeAttentionFusionPass();
+/// MatMul(A, Transpose(B) of the last two axes) -> attune.FusedMatMul(A, B, trans_b=1).
+std::unique_ptr<Pass> MakeTransposedMatMulPass();
 
 }  // namespace attune

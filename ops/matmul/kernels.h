@@ -12,6 +12,8 @@ namespace attune {
 absl::StatusOr<std::unique_ptr<Kernel>> MakeMatMulKernel(const KernelInfo& info);
 /// ONNX Gemm (opsets 7 to 10: C required; 11 and later: C optional).
 absl::StatusOr<std::unique_ptr<Kernel>> MakeGemmKernel(const KernelInfo& info, bool c_required);
+/// attune.FusedMatMul (opset 1): MatMul with B read transposed (trans_b).
+absl::StatusOr<std::unique_ptr<Kernel>> MakeFusedMatMulKernel(const KernelInfo& info);
 /// ONNX Einsum (opset 12).
 absl::StatusOr<std::unique_ptr<Kernel>> MakeEinsumKernel(const KernelInfo& info);
 

@@ -8,6 +8,7 @@ void RegisterMatMulKernels(KernelRegistry& registry) {
   registry.Register("", "Gemm", 7, 10, [](const KernelInfo& info) { return MakeGemmKernel(info, true); });
   registry.Register("", "Gemm", 11, [](const KernelInfo& info) { return MakeGemmKernel(info, false); });
   registry.Register("", "Einsum", 12, MakeEinsumKernel);
+  registry.Register("attune", "FusedMatMul", 1, MakeFusedMatMulKernel);
 }
 
 }  // namespace attune

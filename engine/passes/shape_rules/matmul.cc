@@ -8,11 +8,9 @@
 namespace attune::shape_rules {
 namespace {
 
-absl::Status MatMulRule(ShapeContext& ctx) {
+// Numpy matrix product of symbolic shapes a and b (b already as the product reads it).
+absl::Status MatMulOfShapes(ShapeContext& ctx, SymbolicShape a, SymbolicShape b) {
   ValueFacts& out = ctx.output(0);
-  out.type = ctx.input(0).type;
-  if (!ctx.input(0).shape || !ctx.input(1).shape) return absl::OkStatus();
-  SymbolicShape a = *ctx.input(0).shape, b = *ctx.input(1).shape;
   if (a.empty() || b.empty())
     return absl::InvalidArgumentError(absl::StrCat(ctx.node().Describe(), ": MatMul of a scalar"));
   const bool a_vector = a.size() == 1, b_vector = b.size() == 1;
@@ -30,6 +28,27 @@ absl::Status MatMulRule(ShapeContext& ctx) {
   if (!b_vector) shape.push_back(b.back());
   out.shape = shape;
   return absl::OkStatus();
+}
+
+absl::Status MatMulRule(ShapeContext& ctx) {
+  ctx.output(0).type = ctx.input(0).type;
+  if (!ctx.input(0).shape || !ctx.input(1).shape) return absl::OkStatus();
+  return MatMulOfShapes(ctx, *ctx.input(0).shape, *ctx.input(1).shape);
+}
+
+// attune.FusedMatMul: B's last two dims swapped when trans_b.
+absl::Status FusedMatMulRule(ShapeContext& ctx) {
+  ctx.output(0).type = ctx.input(0).type;
+  if (!ctx.input(0).shape || !ctx.input(1).shape) return absl::OkStatus();
+  auto trans_b = ctx.attrs().GetInt("trans_b", 0);
+  if (!trans_b.ok()) return trans_b.status();
+  SymbolicShape b = *ctx.input(1).shape;
+  if (*trans_b != 0) {
+    if (b.size() < 2)
+      return absl::InvalidArgumentError(absl::StrCat(ctx.node().Describe(), ": trans_b needs B of rank 2 or more"));
+    std::swap(b[b.size() - 1], b[b.size() - 2]);
+  }
+  return MatMulOfShapes(ctx, *ctx.input(0).shape, std::move(b));
 }
 
 absl::Status GemmRule(ShapeContext& ctx) {
@@ -114,6 +133,7 @@ void AddMatMulRules(RuleTable& table) {
   table.Add("MatMul", MatMulRule);
   table.Add("Gemm", GemmRule);
   table.Add("Einsum", EinsumRule);
+  table.Add("FusedMatMul", FusedMatMulRule, "attune");
 }
 
 }  // namespace attune::shape_rules

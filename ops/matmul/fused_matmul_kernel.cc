@@ -1,0 +1,64 @@
+// attune.FusedMatMul: MatMul whose B is read with its last two dims swapped
+// (trans_b = 1), so MatMul(A, Transpose(B)) needs no transposed copy of B.
+// A tied embedding read as the lm_head this way is stored once and never
+// transposed per run.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "engine/common/status_macros.h"
+#include "engine/common/strings.h"
+#include "ops/matmul/kernels.h"
+#include "ops/matmul/matmul_compute.h"
+#include "ops/matmul/matmul_reference.h"
+#include "ops/matmul/matmul_shape.h"
+
+namespace attune {
+namespace {
+
+class FusedMatMulKernel final : public Kernel {
+ public:
+  FusedMatMulKernel(std::string label, bool trans_b) : label_(std::move(label)), trans_b_(trans_b) {}
+
+  absl::Status Run(KernelContext& ctx) const override {
+    const Tensor* a = ctx.input(0);
+    const Tensor* b = ctx.input(1);
+    if (a == nullptr || b == nullptr) return absl::InvalidArgumentError(absl::StrCat(label_, ": needs inputs A and B"));
+    if (a->type() != b->type())
+      return absl::InvalidArgumentError(absl::StrCat(label_, ": A and B must have the same element type, got ",
+                                                     ElementTypeName(a->type()), " and ", ElementTypeName(b->type())));
+    if (!ReferenceMatMulSupports(a->type()))
+      return absl::UnimplementedError(
+          absl::StrCat(label_, ": element type ", ElementTypeName(a->type()), " is not supported"));
+    std::vector<int64_t> b_shape = b->shape();
+    if (trans_b_) {
+      if (b_shape.size() < 2)
+        return absl::InvalidArgumentError(
+            absl::StrCat(label_, ": trans_b needs B of rank 2 or more, got ", ShapeToString(b->shape())));
+      std::swap(b_shape[b_shape.size() - 1], b_shape[b_shape.size() - 2]);
+    }
+    ASSIGN_OR_RETURN(MatMulShape shape, PlanMatMul(label_, a->shape(), b_shape));
+    ASSIGN_OR_RETURN(Tensor * c, ctx.AllocateOutput(0, a->type(), shape.output_shape));
+    if (c->num_elements() == 0) return absl::OkStatus();
+    return ComputeMatMul(shape, *a, *b, *c, ctx.threads(), /*trans_a=*/false, trans_b_);
+  }
+
+ private:
+  std::string label_;
+  bool trans_b_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Kernel>> MakeFusedMatMulKernel(const KernelInfo& info) {
+  std::string label = absl::StrCat("FusedMatMul '", Sv(info.node_name), "'");
+  if (info.num_inputs() != 2 || !info.input_present[0] || !info.input_present[1])
+    return absl::InvalidArgumentError(absl::StrCat(label, ": needs exactly inputs A and B"));
+  ASSIGN_OR_RETURN(int64_t trans_b, info.attrs().GetInt("trans_b", 0));
+  if (trans_b != 0 && trans_b != 1)
+    return absl::InvalidArgumentError(absl::StrCat(label, ": trans_b must be 0 or 1, got ", trans_b));
+  return std::make_unique<FusedMatMulKernel>(std::move(label), trans_b == 1);
+}
+
+}  // namespace attune
