@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "engine/common/status_macros.h"
 #include "engine/common/strings.h"
+#include "ops/matmul/gemv_transposed.h"
 #include "ops/matmul/kernels.h"
 #include "ops/matmul/matmul_compute.h"
 #include "ops/matmul/matmul_reference.h"
@@ -41,6 +42,10 @@ class FusedMatMulKernel final : public Kernel {
     ASSIGN_OR_RETURN(MatMulShape shape, PlanMatMul(label_, a->shape(), b_shape));
     ASSIGN_OR_RETURN(Tensor * c, ctx.AllocateOutput(0, a->type(), shape.output_shape));
     if (c->num_elements() == 0) return absl::OkStatus();
+    if (trans_b_ && a->type() == ElementType::kFloat32 && shape.out_batch.empty() && shape.m <= kGemvMaxRows) {
+      GemvTransposed(a->data<float>(), b->data<float>(), c->data<float>(), shape.m, shape.k, shape.n, ctx.threads());
+      return absl::OkStatus();
+    }
     return ComputeMatMul(shape, *a, *b, *c, ctx.threads(), /*trans_a=*/false, trans_b_);
   }
 

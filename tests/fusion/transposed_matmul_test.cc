@@ -100,6 +100,23 @@ TEST(TransposedMatMul, BatchedAndBroadcastOperands) {
   }
 }
 
+// Up to kGemvMaxRows rows run as dot products over B's rows: K with a tail
+// (70 is not a multiple of the 16 lanes), at one and two threads.
+TEST(TransposedMatMul, FewRowsAsDotProducts) {
+  for (int64_t rows : {1, 3, 4, 5}) {
+    GraphBuilder b;
+    Value* a = b.Input("a", ElementType::kFloat32, Dims({1, "rows", 70}));
+    Value* w = b.Input("w", ElementType::kFloat32, Dims({4099, 70}));
+    Value* wt = b.Node("Transpose", {w}, Attrs({{"perm", std::vector<int64_t>{1, 0}}}));
+    b.Output(b.Node("MatMul", {a, wt}));
+    auto graph = b.Build();
+    auto optimised = graph->Clone();
+    ASSERT_TRUE(Optimise(*optimised).ok());
+    ASSERT_EQ(CountOps(*optimised, "FusedMatMul"), 1);
+    ExpectSameResults(*graph, *optimised, {PseudoRandom({1, rows, 70}, 10), PseudoRandom({4099, 70}, 9)});
+  }
+}
+
 TEST(TransposedMatMul, OtherPermutationsStay) {
   // (0, 2, 3, 1) moves an axis into the matrix; (1, 0, 2, 3) swaps batch axes.
   struct Case {

@@ -1,0 +1,19 @@
+// A few rows times a matrix stored transposed: c[m, n] = dot(a[m, :], b[n, :]).
+// This is the decode-time lm_head of a tied embedding (M = 1, B = wte of
+// 50257 x 768): every output is a dot product over one contiguous row of B,
+// so B streams through once at memory bandwidth with no packing and no copy.
+#pragma once
+
+#include <cstdint>
+
+namespace attune {
+
+/// Rows of A up to which the GEMV beats a general GEMM on B stored [N, K].
+inline constexpr int64_t kGemvMaxRows = 4;
+
+/// c[M, N] = a[M, K] · b[N, K]ᵀ, all dense row-major float32, split over N
+/// across `threads` in static contiguous ranges (each thread reads its own
+/// rows of B once for all M rows of A).
+void GemvTransposed(const float* a, const float* b, float* c, int64_t m, int64_t k, int64_t n, int threads);
+
+}  // namespace attune
