@@ -1,6 +1,7 @@
 #include "engine/passes/pass_manager.h"
 
 #include "absl/strings/str_cat.h"
+#include "engine/common/escape.h"
 #include "engine/common/status_macros.h"
 #include "engine/common/strings.h"
 #include "engine/passes/passes.h"
@@ -25,7 +26,7 @@ absl::Status PassManager::Disable(const std::string& pass_name) {
         disabled_.insert(pass_name);
         return absl::OkStatus();
       }
-  return absl::NotFoundError(absl::StrCat("no pass named '", pass_name, "'"));
+  return absl::NotFoundError(absl::StrCat("no pass named ", QuoteName(pass_name)));
 }
 
 std::vector<std::string> PassManager::PassNames() const {
