@@ -9,6 +9,7 @@
 #include "engine/common/escape.h"
 #include "engine/common/status_macros.h"
 #include "engine/common/strings.h"
+#include "engine/validate/validate_graph.h"
 #include "importer/constant_attribute.h"
 #include "importer/proto_attribute.h"
 #include "importer/proto_type.h"
@@ -35,7 +36,8 @@ class GraphReader {
     ReadValueInfo();
     RETURN_IF_ERROR(ReadOutputs());
     for (int i = 0; i < proto_.node_size(); ++i) RETURN_IF_ERROR(ReadNode(i));
-    return graph_.Verify();
+    RETURN_IF_ERROR(graph_.Verify());
+    return ValidateGraph(graph_);
   }
 
  private:

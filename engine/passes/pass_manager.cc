@@ -5,6 +5,7 @@
 #include "engine/common/status_macros.h"
 #include "engine/common/strings.h"
 #include "engine/passes/passes.h"
+#include "engine/validate/validate_graph.h"
 
 namespace attune {
 namespace {
@@ -41,6 +42,9 @@ std::vector<std::string> PassManager::PassNames() const {
 
 absl::Status PassManager::Run(Graph& graph, PassContext& context) const {
   for (const Stage& stage : stages_) {
+    // Passes trust what the validator checked; each stage sees the ranks the
+    // stage before it inferred, so it checks again.
+    RETURN_IF_ERROR(ValidateGraph(graph));
     for (int iteration = 0; iteration < kMaxIterationsPerStage; ++iteration) {
       bool changed = false;
       for (const auto& pass : stage.passes) {
