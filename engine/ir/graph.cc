@@ -15,7 +15,7 @@ std::string Graph::UniqueName(std::string_view base) const {
   std::string candidate(base.empty() ? std::string_view("v") : base);
   if (!values_by_name_.contains(candidate) && !nodes_by_name_.contains(candidate)) return candidate;
   while (true) {
-    std::string next = absl::StrCat(Sv(base), "_", ++name_counter_);
+    std::string next = absl::StrCat(Sv(base), "_", name_counter_.fetch_add(1, std::memory_order_relaxed) + 1);
     if (!values_by_name_.contains(next) && !nodes_by_name_.contains(next)) return next;
   }
 }
