@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "engine/common/escape.h"
 #include "engine/common/status_macros.h"
 #include "engine/passes/pass_manager.h"
 #include "engine/session_impl.h"
@@ -55,12 +56,13 @@ absl::Status Session::RunInto(const NamedTensors& inputs, const NamedTensorViews
     for (size_t o = 0; o < graph_outputs.size() && index == graph_outputs.size(); ++o)
       if (graph_outputs[o].name == name) index = o;
     if (index == graph_outputs.size())
-      return absl::InvalidArgumentError(absl::StrCat("the model has no output '", name, "'"));
+      return absl::InvalidArgumentError(absl::StrCat("the model has no output ", QuoteName(name)));
     if (!buffers[index].empty())
-      return absl::InvalidArgumentError(absl::StrCat("output '", name, "' is given twice"));
+      return absl::InvalidArgumentError(absl::StrCat("output ", QuoteName(name), " is given twice"));
     auto buffer = Tensor::Borrow(view);
     if (!buffer.ok())
-      return absl::InvalidArgumentError(absl::StrCat("output buffer for '", name, "': ", buffer.status().message()));
+      return absl::InvalidArgumentError(
+          absl::StrCat("output buffer for ", QuoteName(name), ": ", buffer.status().message()));
     buffers[index] = *std::move(buffer);
     index_of[i] = index;
   }
@@ -69,7 +71,7 @@ absl::Status Session::RunInto(const NamedTensors& inputs, const NamedTensorViews
     const auto& [name, view] = outputs[i];
     const Tensor& computed = results[index_of[i]].second;
     if (computed.type() != view.type || computed.shape() != view.shape)
-      return absl::InvalidArgumentError(absl::StrCat("output '", name, "' is ", computed.DebugString(),
+      return absl::InvalidArgumentError(absl::StrCat("output ", QuoteName(name), " is ", computed.DebugString(),
                                                      " but the caller's buffer is ", ElementTypeName(view.type),
                                                      ShapeToString(view.shape)));
     // Computed in place unless the executor could not use the buffer.

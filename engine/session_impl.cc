@@ -6,6 +6,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "engine/common/escape.h"
 #include "engine/common/log.h"
 #include "engine/common/status_macros.h"
 #include "engine/passes/pass_manager.h"
@@ -99,21 +100,21 @@ absl::StatusOr<NamedTensors> SessionImpl::Run(const NamedTensors& inputs, const 
   absl::flat_hash_map<std::string, const Tensor*> by_name;
   for (const auto& [name, tensor] : inputs) {
     if (!by_name.emplace(name, &tensor).second)
-      return absl::InvalidArgumentError(absl::StrCat("input '", name, "' is given twice"));
+      return absl::InvalidArgumentError(absl::StrCat("input ", QuoteName(name), " is given twice"));
   }
   std::vector<Tensor> ordered;
   ordered.reserve(inputs_.size());
   for (const TensorInfo& info : inputs_) {
     auto it = by_name.find(info.name);
-    if (it == by_name.end()) return absl::InvalidArgumentError(absl::StrCat("missing input '", info.name, "'"));
+    if (it == by_name.end()) return absl::InvalidArgumentError(absl::StrCat("missing input ", QuoteName(info.name)));
     ordered.push_back(*it->second);
     by_name.erase(it);
   }
   if (!by_name.empty()) {
     std::vector<std::string> names;
-    for (const TensorInfo& info : inputs_) names.push_back(info.name);
-    return absl::InvalidArgumentError(absl::StrCat("unknown input '", by_name.begin()->first,
-                                                   "' (the model's inputs: ", absl::StrJoin(names, ", "), ")"));
+    for (const TensorInfo& info : inputs_) names.push_back(EscapeControl(info.name));
+    return absl::InvalidArgumentError(absl::StrCat("unknown input ", QuoteName(by_name.begin()->first),
+                                                   " (the model's inputs: ", absl::StrJoin(names, ", "), ")"));
   }
   ASSIGN_OR_RETURN(std::vector<Tensor> results, plan_->Run(std::move(ordered), observer, output_buffers));
   NamedTensors named;

@@ -6,6 +6,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "engine/common/escape.h"
 #include "engine/common/status_macros.h"
 #include "importer/fused_matmul_export.h"
 #include "importer/onnx_exporter.h"
@@ -40,7 +41,7 @@ std::variant<Replacement, std::string> ToOnnxAttention(const Node& node) {
   for (const auto& [name, value] : a.all()) {
     if (name != "num_heads" && name != "kv_num_heads" && name != "scale" && name != "causal" && name != "window" &&
         name != "softcap")
-      return absl::StrCat("attribute '", name, "' has no ONNX Attention equivalent");
+      return absl::StrCat("attribute ", QuoteName(name), " has no ONNX Attention equivalent");
   }
   const int64_t window = a.GetInt("window", 0).value_or(0);
   if (window > 0) return absl::StrCat("a sliding window of ", window, " keys: ONNX Attention has no window");

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "engine/common/escape.h"
 #include "engine/common/strings.h"
 
 namespace attune {
@@ -53,9 +54,9 @@ absl::StatusOr<Tensor> ConstantValueFromAttributes(const Attributes& attributes,
     auto v = attributes.GetInts(name);
     result = v.ok() ? Vector1D(*v) : v.status();
   } else {
-    return absl::UnimplementedError(
-        absl::StrCat(Sv(node), ": Constant attribute '", name, "' is not supported (Attune has no ",
-                     name == "sparse_value" ? "sparse" : "string", " tensors)"));
+    return absl::UnimplementedError(absl::StrCat(Sv(node), ": Constant attribute ", QuoteName(name),
+                                                 " is not supported (Attune has no ",
+                                                 name == "sparse_value" ? "sparse" : "string", " tensors)"));
   }
   if (!result.ok()) return Annotated(result.status(), node);
   if (result->empty()) return absl::InvalidArgumentError(absl::StrCat(Sv(node), ": Constant 'value' holds no tensor"));

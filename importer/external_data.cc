@@ -12,6 +12,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "engine/common/escape.h"
 #include "engine/common/strings.h"
 
 namespace attune::importer {
@@ -26,7 +27,7 @@ absl::Status Refuse(std::string_view what, const std::string& detail) {
 absl::StatusOr<int64_t> ParseNonNegative(const std::string& key, const std::string& text, std::string_view what) {
   int64_t value = 0;
   if (!absl::SimpleAtoi(text, &value) || value < 0)
-    return Refuse(what, absl::StrCat("external data ", key, " '", text, "' is not a non-negative integer"));
+    return Refuse(what, absl::StrCat("external data ", key, " ", QuoteName(text), " is not a non-negative integer"));
   return value;
 }
 
@@ -83,7 +84,7 @@ absl::StatusOr<ExternalDataRef> ParseExternalDataRef(const std::vector<std::pair
 
 absl::StatusOr<std::string> ResolveExternalDataPath(const std::string& base_dir, const std::string& location,
                                                     std::string_view what) {
-  const std::string quoted = absl::StrCat("external data location '", location, "'");
+  const std::string quoted = absl::StrCat("external data location ", QuoteName(location));
   if (base_dir.empty())
     return Refuse(what, absl::StrCat(quoted, " cannot be used: the model was not loaded from a folder"));
   if (location.find('\0') != std::string::npos) return Refuse(what, absl::StrCat(quoted, " contains a NUL byte"));
@@ -97,15 +98,16 @@ absl::StatusOr<std::string> ResolveExternalDataPath(const std::string& base_dir,
 
   std::error_code ec;
   const fs::path folder = fs::canonical(base_dir, ec);
-  if (ec) return Refuse(what, absl::StrCat("model folder '", base_dir, "' cannot be resolved: ", ec.message()));
+  if (ec)
+    return Refuse(what, absl::StrCat("model folder ", QuoteName(base_dir), " cannot be resolved: ", ec.message()));
   const fs::path candidate = folder / location;
   if (!fs::exists(candidate, ec))
-    return Refuse(what, absl::StrCat("external data file '", location, "' not found in the model folder '",
+    return Refuse(what, absl::StrCat("external data file ", QuoteName(location), " not found in the model folder '",
                                      folder.string(), "'"));
   const fs::path real = fs::canonical(candidate, ec);
   if (ec) return Refuse(what, absl::StrCat(quoted, " cannot be resolved: ", ec.message()));
   if (!IsInside(folder, real))
-    return Refuse(what, absl::StrCat(quoted, " resolves to '", real.string(), "', outside the model folder '",
+    return Refuse(what, absl::StrCat(quoted, " resolves to ", QuoteName(real.string()), ", outside the model folder '",
                                      folder.string(), "'"));
   if (!fs::is_regular_file(real, ec))
     return Refuse(what, absl::StrCat(quoted, " is not a regular file"));
@@ -127,23 +129,24 @@ absl::StatusOr<Tensor> ReadExternalTensor(const ExternalDataRef& ref, const std:
   const int64_t expected = *count * element_size;
   const int64_t length = ref.length.value_or(expected);
   if (length != expected)
-    return Refuse(what, absl::StrCat("external data length ", length, " in '", ref.location,
-                                     "' does not match the tensor's size of ", expected, " bytes (",
+    return Refuse(what, absl::StrCat("external data length ", length, " in ", QuoteName(ref.location),
+                                     " does not match the tensor's size of ", expected, " bytes (",
                                      ElementTypeName(type), ShapeToString(shape), ")"));
 
   FileDescriptor fd(::open(path->c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
   if (fd.get() < 0)
-    return Refuse(what, absl::StrCat("cannot open external data file '", ref.location, "': ", std::strerror(errno)));
+    return Refuse(what,
+                  absl::StrCat("cannot open external data file ", QuoteName(ref.location), ": ", std::strerror(errno)));
   struct stat info {};
   if (::fstat(fd.get(), &info) != 0 || !S_ISREG(info.st_mode))
-    return Refuse(what, absl::StrCat("external data file '", ref.location, "' is not a regular file"));
+    return Refuse(what, absl::StrCat("external data file ", QuoteName(ref.location), " is not a regular file"));
   const int64_t file_size = info.st_size;
   if (ref.offset > file_size)
-    return Refuse(what, absl::StrCat("external data offset ", ref.offset, " is past the end of '", ref.location,
-                                     "' (", file_size, " bytes)"));
+    return Refuse(what, absl::StrCat("external data offset ", ref.offset, " is past the end of ", QuoteName(ref.location),
+                                     " (", file_size, " bytes)"));
   if (length > file_size - ref.offset)
     return Refuse(what, absl::StrCat("external data range offset ", ref.offset, " + length ", length,
-                                     " runs past the end of '", ref.location, "' (", file_size, " bytes)"));
+                                     " runs past the end of ", QuoteName(ref.location), " (", file_size, " bytes)"));
 
   auto tensor = Tensor::Create(type, std::move(shape), max_bytes);
   if (!tensor.ok()) return absl::Status(tensor.status().code(), absl::StrCat(Sv(what), ": ", tensor.status().message()));
@@ -154,7 +157,7 @@ absl::StatusOr<Tensor> ReadExternalTensor(const ExternalDataRef& ref, const std:
     const ssize_t got = ::pread(fd.get(), out + done, chunk, static_cast<off_t>(ref.offset + done));
     if (got < 0 && errno == EINTR) continue;
     if (got <= 0)
-      return Refuse(what, absl::StrCat("reading external data file '", ref.location, "' failed at byte ",
+      return Refuse(what, absl::StrCat("reading external data file ", QuoteName(ref.location), " failed at byte ",
                                        ref.offset + done, got < 0 ? absl::StrCat(": ", std::strerror(errno)) : ""));
     done += got;
   }

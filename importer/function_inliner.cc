@@ -6,6 +6,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "engine/common/escape.h"
 #include "engine/common/status_macros.h"
 #include "google/protobuf/unknown_field_set.h"
 
@@ -51,8 +52,8 @@ class Inliner {
     for (const auto& fn : model_.functions()) {
       auto [it, inserted] = functions_.emplace(Key(fn.domain(), fn.name()), Function{&fn, AttributeDefaults(fn)});
       if (!inserted)
-        return absl::UnimplementedError(absl::StrCat("function '", fn.name(), "' of domain '", fn.domain(),
-                                                     "' is defined more than once (overloads are not supported)"));
+        return absl::UnimplementedError(absl::StrCat("function ", QuoteName(fn.name()), " of domain ", QuoteName(fn.domain()),
+                                                     " is defined more than once (overloads are not supported)"));
     }
     bool any_call = false;
     for (const auto& node : model_.graph().node()) any_call |= IsCall(node);
@@ -90,9 +91,9 @@ class Inliner {
         if (Normalized(opset.domain()) != domain) continue;
         found = true;
         if (opset.version() != fn_opset.version())
-          return absl::UnimplementedError(absl::StrCat("function '", fn.name(), "' imports opset ", fn_opset.version(),
-                                                       " of domain '", domain, "' but the model imports ",
-                                                       opset.version()));
+          return absl::UnimplementedError(absl::StrCat("function ", QuoteName(fn.name()), " imports opset ",
+                                                       fn_opset.version(), " of domain ", QuoteName(domain),
+                                                       " but the model imports ", opset.version()));
       }
       if (!found) *model_.add_opset_import() = fn_opset;
     }
@@ -122,13 +123,13 @@ class Inliner {
     const Function& function = it->second;
     const onnx::FunctionProto& fn = *function.proto;
     if (depth >= kMaxDepth)
-      return absl::InvalidArgumentError(absl::StrCat("function '", fn.name(), "' is nested more than ", kMaxDepth,
-                                                     " deep (node '", node.name(), "'); is it recursive?"));
+      return absl::InvalidArgumentError(absl::StrCat("function ", QuoteName(fn.name()), " is nested more than ",
+                                                     kMaxDepth, " deep (node ", QuoteName(node.name()),
+                                                     "); is it recursive?"));
     if (node.input_size() > fn.input_size() || node.output_size() > fn.output_size())
-      return absl::InvalidArgumentError(absl::StrCat("node '", node.name(), "' calls function '", fn.name(), "' with ",
-                                                     node.input_size(), " inputs and ", node.output_size(),
-                                                     " outputs; it takes ", fn.input_size(), " and ",
-                                                     fn.output_size()));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "node ", QuoteName(node.name()), " calls function ", QuoteName(fn.name()), " with ", node.input_size(),
+          " inputs and ", node.output_size(), " outputs; it takes ", fn.input_size(), " and ", fn.output_size()));
     RETURN_IF_ERROR(MergeOpsets(fn));
 
     const std::string prefix = FreshPrefix(node, fn);

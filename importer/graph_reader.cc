@@ -6,8 +6,10 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "engine/common/escape.h"
 #include "engine/common/status_macros.h"
 #include "engine/common/strings.h"
+#include "engine/validate/validate_graph.h"
 #include "importer/constant_attribute.h"
 #include "importer/proto_attribute.h"
 #include "importer/proto_type.h"
@@ -34,7 +36,8 @@ class GraphReader {
     ReadValueInfo();
     RETURN_IF_ERROR(ReadOutputs());
     for (int i = 0; i < proto_.node_size(); ++i) RETURN_IF_ERROR(ReadNode(i));
-    return graph_.Verify();
+    RETURN_IF_ERROR(graph_.Verify());
+    return ValidateGraph(graph_);
   }
 
  private:
@@ -65,13 +68,14 @@ class GraphReader {
   }
 
   std::string DescribeNode(int i) const {
-    return absl::StrCat("node ", proto_.node(i).op_type(), " '", node_names_[i], "'");
+    return absl::StrCat("node ", proto_.node(i).op_type(), " ", QuoteName(node_names_[i]));
   }
 
   absl::Status ClaimProducer(const std::string& name, const std::string& producer) {
     auto [it, inserted] = producer_of_.emplace(name, producer);
     if (!inserted)
-      return Invalid(absl::StrCat("value '", name, "' is produced twice: by ", it->second, " and by ", producer));
+      return Invalid(
+          absl::StrCat("value ", QuoteName(name), " is produced twice: by ", it->second, " and by ", producer));
     return absl::OkStatus();
   }
 
@@ -79,7 +83,7 @@ class GraphReader {
     for (int i = 0; i < proto_.initializer_size(); ++i) {
       onnx::TensorProto& init = *proto_.mutable_initializer(i);
       if (init.name().empty()) return Invalid(absl::StrCat("initializer #", i, " has no name"));
-      const std::string what = absl::StrCat("initializer '", init.name(), "'");
+      const std::string what = absl::StrCat("initializer ", QuoteName(init.name()));
       if (producer_of_.contains(init.name())) return Invalid(absl::StrCat(what, " is defined twice"));
       // A tensor Attune cannot hold is only an error when something reads it.
       if (!IsSupportedElementType(init.data_type()) && !used_.contains(init.name())) {
@@ -94,7 +98,7 @@ class GraphReader {
     for (const auto& sparse : proto_.sparse_initializer()) {
       const std::string& name = sparse.values().name();
       if (used_.contains(name))
-        return absl::UnimplementedError(absl::StrCat("sparse initializer '", name, "' is not supported"));
+        return absl::UnimplementedError(absl::StrCat("sparse initializer ", QuoteName(name), " is not supported"));
     }
     return absl::OkStatus();
   }
@@ -102,10 +106,11 @@ class GraphReader {
   // Checks a graph input's or output's declared type; returns its element type.
   absl::StatusOr<ElementType> InterfaceType(const std::string& role, const std::string& name, const TypeInfo& info) {
     if (!info.is_tensor && info.kind != "no type")
-      return absl::UnimplementedError(absl::StrCat(role, " '", name, "' is ", info.kind == "optional" ? "an " : "a ",
-                                                   info.kind, ", which Attune does not support"));
+      return absl::UnimplementedError(absl::StrCat(role, " ", QuoteName(name), " is ",
+                                                   info.kind == "optional" ? "an " : "a ", info.kind,
+                                                   ", which Attune does not support"));
     if (info.elem_type == 0) return ElementType::kUndefined;
-    auto type = ElementTypeFromOnnx(info.elem_type, absl::StrCat(role, " '", name, "'"));
+    auto type = ElementTypeFromOnnx(info.elem_type, absl::StrCat(role, " ", QuoteName(name)));
     if (!type.ok()) return type.status();
     return *type;
   }
@@ -115,12 +120,13 @@ class GraphReader {
     for (const auto& input : proto_.input()) {
       const std::string& name = input.name();
       if (name.empty()) return Invalid("a graph input has no name");
-      if (!seen.insert(name).second) return Invalid(absl::StrCat("graph input '", name, "' is declared twice"));
+      if (!seen.insert(name).second)
+        return Invalid(absl::StrCat("graph input ", QuoteName(name), " is declared twice"));
       // IR >= 4: an input that is also an initializer is a constant with a default; treat it as a constant.
       if (skipped_.contains(name) || graph_.FindValue(name) != nullptr) continue;
       const TypeInfo info = ReadType(input.type());
       ASSIGN_OR_RETURN(ElementType type, InterfaceType("graph input", name, info));
-      RETURN_IF_ERROR(ClaimProducer(name, absl::StrCat("graph input '", name, "'")));
+      RETURN_IF_ERROR(ClaimProducer(name, absl::StrCat("graph input ", QuoteName(name))));
       graph_.AddInput(graph_.AddValue(name, type, info.shape));
     }
     return absl::OkStatus();
@@ -129,7 +135,8 @@ class GraphReader {
   absl::Status DeclareNodeOutputs() {
     for (int i = 0; i < proto_.node_size(); ++i) {
       const onnx::NodeProto& node = proto_.node(i);
-      if (node.op_type().empty()) return Invalid(absl::StrCat("node #", i, " ('", node.name(), "') has no op_type"));
+      if (node.op_type().empty())
+        return Invalid(absl::StrCat("node #", i, " (", QuoteName(node.name()), ") has no op_type"));
       for (const std::string& out : node.output()) {
         if (out.empty()) continue;  // an omitted optional output
         RETURN_IF_ERROR(ClaimProducer(out, DescribeNode(i)));
@@ -158,7 +165,8 @@ class GraphReader {
       if (name.empty()) return Invalid("a graph output has no name");
       Value* value = graph_.FindValue(name);
       if (value == nullptr)
-        return Invalid(absl::StrCat("graph output '", name, "' is not produced by any node, graph input or initializer"));
+        return Invalid(
+            absl::StrCat("graph output ", QuoteName(name), " is not produced by any node, graph input or initializer"));
       const TypeInfo info = ReadType(output.type());
       ASSIGN_OR_RETURN(ElementType type, InterfaceType("graph output", name, info));
       if (!value->is_constant() && !value->is_graph_input()) {
@@ -175,17 +183,17 @@ class GraphReader {
     for (const auto& a : node.attribute()) {
       const auto type = AttributeTypeOf(a);
       if (type == onnx::AttributeProto::GRAPH || type == onnx::AttributeProto::GRAPHS)
-        return absl::UnimplementedError(
-            absl::StrCat("subgraph op ", node.op_type(), " is not supported yet (node '", node_names_[i], "')"));
+        return absl::UnimplementedError(absl::StrCat("subgraph op ", node.op_type(), " is not supported yet (node ",
+                                                     QuoteName(node_names_[i]), ")"));
     }
     Attributes attributes;
     for (const auto& a : node.attribute()) {
       if (a.name().empty()) return Invalid(absl::StrCat(DescribeNode(i), " has an attribute without a name"));
       if (attributes.Has(a.name()))
-        return Invalid(absl::StrCat(DescribeNode(i), ": attribute '", a.name(), "' is given twice"));
+        return Invalid(absl::StrCat(DescribeNode(i), ": attribute ", QuoteName(a.name()), " is given twice"));
       if (!a.ref_attr_name().empty())
-        return Invalid(absl::StrCat(DescribeNode(i), ": attribute '", a.name(), "' refers to function attribute '",
-                                    a.ref_attr_name(), "' outside a function"));
+        return Invalid(absl::StrCat(DescribeNode(i), ": attribute ", QuoteName(a.name()),
+                                    " refers to function attribute '", a.ref_attr_name(), "' outside a function"));
       ASSIGN_OR_RETURN(AttributeValue value, AttributeFromProto(a, node.op_type(), node_names_[i], source_));
       attributes.Set(a.name(), std::move(value));
     }
@@ -199,8 +207,8 @@ class GraphReader {
       if (domain.empty())
         return Invalid(absl::StrCat(DescribeNode(i), " is in the default ONNX domain, but the model's opset_import ",
                                     "has no version for it"));
-      return Invalid(absl::StrCat(DescribeNode(i), " uses domain '", domain,
-                                  "', which the model's opset_import does not list"));
+      return Invalid(absl::StrCat(DescribeNode(i), " uses domain ", QuoteName(domain),
+                                  ", which the model's opset_import does not list"));
     }
     std::vector<Value*> inputs;
     for (const std::string& name : node.input()) {
@@ -211,8 +219,8 @@ class GraphReader {
       Value* value = graph_.FindValue(name);
       if (value == nullptr) {
         const char* why = skipped_.contains(name) ? " (an initializer of an unsupported type)" : "";
-        return Invalid(absl::StrCat(DescribeNode(i), " reads '", name,
-                                    "', which no node, graph input or initializer produces", why));
+        return Invalid(absl::StrCat(DescribeNode(i), " reads ", QuoteName(name),
+                                    ", which no node, graph input or initializer produces", why));
       }
       inputs.push_back(value);
     }

@@ -7,6 +7,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "engine/common/escape.h"
 #include "engine/common/status_macros.h"
 #include "importer/proto_attribute.h"
 #include "importer/proto_tensor.h"
@@ -108,10 +109,10 @@ absl::StatusOr<std::string> ExportModelToBytes(const Graph& graph) {
 absl::Status ExportModelToFile(const Graph& graph, const std::string& path) {
   ASSIGN_OR_RETURN(std::string bytes, ExportModelToBytes(graph));
   std::ofstream file(path, std::ios::binary | std::ios::trunc);
-  if (!file) return absl::InvalidArgumentError(absl::StrCat("cannot write '", path, "'"));
+  if (!file) return absl::InvalidArgumentError(absl::StrCat("cannot write ", QuoteName(path)));
   file.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   file.close();
-  if (!file) return absl::InternalError(absl::StrCat("writing '", path, "' failed"));
+  if (!file) return absl::InternalError(absl::StrCat("writing ", QuoteName(path), " failed"));
   return absl::OkStatus();
 }
 

@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
+#include "engine/common/escape.h"
 #include "engine/common/status_macros.h"
 #include "importer/function_inliner.h"
 #include "importer/graph_reader.h"
@@ -32,6 +33,11 @@ absl::Status TooBig(int64_t size, const ImportOptions& options) {
                                                    "keep large weights as external data)"));
 }
 
+absl::Status TooNew(const std::string& what) {
+  return absl::UnimplementedError(absl::StrCat("the model uses ", what, "; Attune supports IR versions up to ",
+                                               kNewestIrVersion, " and ai.onnx opsets up to ", kNewestDefaultOpset));
+}
+
 absl::Status ReadModelInfo(const onnx::ModelProto& model, Graph* graph) {
   graph->producer_name = model.producer_name();
   graph->producer_version = model.producer_version();
@@ -41,13 +47,14 @@ absl::Status ReadModelInfo(const onnx::ModelProto& model, Graph* graph) {
     const std::string& domain = opset.domain();
     if (opset.version() <= 0 || opset.version() > INT32_MAX)
       return absl::InvalidArgumentError(
-          absl::StrCat("opset_import of domain '", domain, "' has an invalid version ", opset.version()));
+          absl::StrCat("opset_import of domain ", QuoteName(domain), " has an invalid version ", opset.version()));
     const int previous = graph->OpsetFor(domain);
     if (previous != 0 && previous != opset.version())
-      return absl::InvalidArgumentError(absl::StrCat("opset_import lists domain '", domain, "' twice (versions ",
-                                                     previous, " and ", opset.version(), ")"));
+      return absl::InvalidArgumentError(absl::StrCat("opset_import lists domain ", QuoteName(domain),
+                                                     " twice (versions ", previous, " and ", opset.version(), ")"));
     graph->SetOpset(domain, static_cast<int>(opset.version()));
   }
+  if (graph->OpsetFor("") > kNewestDefaultOpset) return TooNew(absl::StrCat("ai.onnx opset ", graph->OpsetFor("")));
   return absl::OkStatus();
 }
 
@@ -55,6 +62,7 @@ absl::StatusOr<std::unique_ptr<Graph>> ImportParsedModel(onnx::ModelProto& model
                                                          const ImportOptions& options) {
   if (!model.has_graph()) return absl::InvalidArgumentError("not a valid ONNX model: it has no graph");
   if (model.ir_version() <= 0) return absl::InvalidArgumentError("not a valid ONNX model: ir_version is missing");
+  if (model.ir_version() > kNewestIrVersion) return TooNew(absl::StrCat("IR version ", model.ir_version()));
   RETURN_IF_ERROR(importer::InlineModelFunctions(&model));
   auto graph = std::make_unique<Graph>();
   RETURN_IF_ERROR(ReadModelInfo(model, graph.get()));
@@ -77,20 +85,20 @@ absl::StatusOr<std::unique_ptr<Graph>> ImportModelFromBytes(std::string_view byt
 absl::StatusOr<std::unique_ptr<Graph>> ImportModelFromFile(const std::string& path, const ImportOptions& options) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
-    const std::string message = absl::StrCat("cannot open model file '", path, "': ", std::strerror(errno));
+    const std::string message = absl::StrCat("cannot open model file ", QuoteName(path), ": ", std::strerror(errno));
     return errno == ENOENT ? absl::NotFoundError(message) : absl::InvalidArgumentError(message);
   }
   struct stat info {};
   onnx::ModelProto model;
   absl::Status status;
   if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
-    status = absl::InvalidArgumentError(absl::StrCat("model file '", path, "' is not a regular file"));
+    status = absl::InvalidArgumentError(absl::StrCat("model file ", QuoteName(path), " is not a regular file"));
   } else if (info.st_size > ModelByteLimit(options)) {
     status = TooBig(info.st_size, options);
   } else if (info.st_size == 0) {
-    status = absl::InvalidArgumentError(absl::StrCat(kNotOnnx, " (the file '", path, "' is empty)"));
+    status = absl::InvalidArgumentError(absl::StrCat(kNotOnnx, " (the file ", QuoteName(path), " is empty)"));
   } else if (!importer::ParseProtoFromFileWithLargeLimit(fd, &model)) {
-    status = absl::InvalidArgumentError(absl::StrCat(kNotOnnx, " (file '", path, "')"));
+    status = absl::InvalidArgumentError(absl::StrCat(kNotOnnx, " (file ", QuoteName(path), ")"));
   }
   ::close(fd);
   RETURN_IF_ERROR(status);

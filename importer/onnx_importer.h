@@ -13,6 +13,12 @@
 
 namespace attune {
 
+/// The newest versions Attune knows the meaning of: those of ONNX 1.22, whose
+/// backend tests the conformance run covers. A model from a later release may
+/// mean something else by the same op, so it is refused, not guessed at.
+inline constexpr int64_t kNewestIrVersion = 13;
+inline constexpr int kNewestDefaultOpset = 27;
+
 /// Imports the model at `path`; external data is looked up in the model's folder.
 /// Errors: NotFound (no such file), InvalidArgument (malformed model),
 /// Unimplemented (a feature Attune does not support), ResourceExhausted (limits).

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "engine/common/escape.h"
 #include "engine/common/strings.h"
 
 namespace attune::importer {
@@ -13,7 +14,7 @@ namespace {
 using Proto = onnx::AttributeProto;
 
 std::string Where(std::string_view op_type, std::string_view node_name, const std::string& attribute) {
-  return absl::StrCat("node ", Sv(op_type), " '", Sv(node_name), "': attribute '", attribute, "'");
+  return absl::StrCat("node ", Sv(op_type), " ", QuoteName(node_name), ": attribute ", QuoteName(attribute));
 }
 
 }  // namespace
@@ -56,7 +57,7 @@ absl::StatusOr<AttributeValue> AttributeFromProto(const Proto& a, std::string_vi
     case Proto::GRAPH:
     case Proto::GRAPHS:
       return absl::UnimplementedError(
-          absl::StrCat("subgraph op ", Sv(op_type), " is not supported yet (node '", Sv(node_name), "')"));
+          absl::StrCat("subgraph op ", Sv(op_type), " is not supported yet (node ", QuoteName(node_name), ")"));
     case Proto::SPARSE_TENSOR:
     case Proto::SPARSE_TENSORS:
       return absl::UnimplementedError(absl::StrCat(where, " holds a sparse tensor, which is not supported"));

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "engine/common/escape.h"
 #include "engine/common/strings.h"
 #include "ops/register_all.h"
 
@@ -23,13 +24,13 @@ absl::StatusOr<const KernelRegistry::Entry*> KernelRegistry::Find(std::string_vi
                                                                   int opset) const {
   domain = CanonicalDomain(domain);
   auto it = entries_.find(absl::StrCat(Sv(domain), "::", Sv(op_type)));
-  const std::string shown_domain = domain.empty() ? "ai.onnx" : std::string(domain);
+  const std::string shown_domain = domain.empty() ? "ai.onnx" : EscapeControl(domain);
   if (it == entries_.end())
     return absl::UnimplementedError(
-        absl::StrCat("unsupported op ", Sv(op_type), " (domain ", shown_domain, ", opset ", opset, ")"));
+        absl::StrCat("unsupported op ", EscapeControl(op_type), " (domain ", shown_domain, ", opset ", opset, ")"));
   for (const Entry& e : it->second)
     if (opset >= e.since_version && opset <= e.until_version) return &e;
-  return absl::UnimplementedError(absl::StrCat("op ", Sv(op_type), " (domain ", shown_domain,
+  return absl::UnimplementedError(absl::StrCat("op ", EscapeControl(op_type), " (domain ", shown_domain,
                                                ") is not supported at opset ", opset));
 }
 

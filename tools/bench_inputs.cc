@@ -6,6 +6,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "engine/common/escape.h"
 #include "engine/common/status_macros.h"
 #include "engine/session_access.h"
 #include "tools/command_common.h"
@@ -19,7 +20,8 @@ absl::StatusOr<std::vector<int64_t>> ParseDims(const std::string& text) {
   for (absl::string_view part : absl::StrSplit(text, 'x')) {
     int64_t d;
     if (!absl::SimpleAtoi(part, &d) || d < 0)
-      return absl::InvalidArgumentError(absl::StrCat("bad dimension '", part, "' in shape '", text, "'"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("bad dimension ", QuoteName(std::string(part)), " in shape ", QuoteName(text)));
     dims.push_back(d);
   }
   return dims;
@@ -28,7 +30,7 @@ absl::StatusOr<std::vector<int64_t>> ParseDims(const std::string& text) {
 absl::StatusOr<std::pair<std::string, std::string>> SplitAssignment(const std::string& flag, const std::string& text) {
   const size_t eq = text.find('=');
   if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
-    return absl::InvalidArgumentError(absl::StrCat("--", flag, " expects NAME=VALUE, got '", text, "'"));
+    return absl::InvalidArgumentError(absl::StrCat("--", flag, " expects NAME=VALUE, got ", QuoteName(text)));
   return std::make_pair(text.substr(0, eq), text.substr(eq + 1));
 }
 
@@ -104,8 +106,8 @@ absl::StatusOr<NamedTensors> BuildBenchInputs(const Session& session, const Args
       shape = s->second;
     } else {
       if (!info.has_shape)
-        return absl::InvalidArgumentError(
-            absl::StrCat("input '", info.name, "' has no declared shape: give --shape ", info.name, "=AxB or --input"));
+        return absl::InvalidArgumentError(absl::StrCat(
+            "input ", QuoteName(info.name), " has no declared shape: give --shape ", info.name, "=AxB or --input"));
       for (size_t i = 0; i < info.shape.size(); ++i) {
         if (info.shape[i] >= 0) {
           shape.push_back(info.shape[i]);
@@ -114,7 +116,7 @@ absl::StatusOr<NamedTensors> BuildBenchInputs(const Session& session, const Args
         auto d = dims.find(info.shape_symbols[i]);
         if (info.shape_symbols[i].empty() || d == dims.end())
           return absl::InvalidArgumentError(absl::StrCat(
-              "dimension ", i, " of input '", info.name, "' is ",
+              "dimension ", i, " of input ", QuoteName(info.name), " is ",
               info.shape_symbols[i].empty() ? "unknown" : "'" + info.shape_symbols[i] + "'", ": give --dim ",
               info.shape_symbols[i].empty() ? "SYMBOL" : info.shape_symbols[i], "=N or --shape ", info.name, "=..."));
         shape.push_back(d->second);

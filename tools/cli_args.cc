@@ -4,6 +4,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "engine/common/escape.h"
 
 namespace attune::cli {
 
@@ -13,7 +14,7 @@ absl::StatusOr<Args> Args::Parse(int argc, char** argv, int first, const FlagSpe
     std::string arg = argv[i];
     if (arg.size() < 2 || arg.rfind("--", 0) != 0 || arg == "--") {
       if (arg.size() > 1 && arg[0] == '-' && arg != "-")
-        return absl::InvalidArgumentError(absl::StrCat("unknown option '", arg, "'"));
+        return absl::InvalidArgumentError(absl::StrCat("unknown option ", QuoteName(arg)));
       args.positionals_.push_back(arg);
       continue;
     }

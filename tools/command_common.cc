@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "engine/common/escape.h"
 #include "engine/common/status_macros.h"
 #include "engine/io/npy.h"
 #include "importer/tensor_proto.h"
@@ -47,7 +48,7 @@ absl::StatusOr<SessionOptions> SessionOptionsFromArgs(const Args& args) {
   else if (backend == "reference") options.attention_backend = AttentionBackendOption::kReference;
   else
     return absl::InvalidArgumentError(
-        absl::StrCat("--attention-backend must be auto, simd, onednn or reference, got '", backend, "'"));
+        absl::StrCat("--attention-backend must be auto, simd, onednn or reference, got ", QuoteName(backend)));
   return options;
 }
 
@@ -61,7 +62,7 @@ absl::StatusOr<Tensor> ReadTensorFile(const std::string& path, int64_t max_bytes
     if (!tensor.ok()) return Annotate(tensor.status(), path);
     return tensor;
   }
-  return absl::InvalidArgumentError(absl::StrCat("input file '", path, "' must end in .npy or .pb"));
+  return absl::InvalidArgumentError(absl::StrCat("input file ", QuoteName(path), " must end in .npy or .pb"));
 }
 
 absl::StatusOr<NamedTensors> ReadInputs(const Args& args, int64_t max_bytes) {
@@ -69,10 +70,10 @@ absl::StatusOr<NamedTensors> ReadInputs(const Args& args, int64_t max_bytes) {
   for (const std::string& spec : args.Values("input")) {
     const size_t eq = spec.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
-      return absl::InvalidArgumentError(absl::StrCat("--input expects NAME=FILE, got '", spec, "'"));
+      return absl::InvalidArgumentError(absl::StrCat("--input expects NAME=FILE, got ", QuoteName(spec)));
     const std::string name = spec.substr(0, eq);
     auto tensor = ReadTensorFile(spec.substr(eq + 1), max_bytes);
-    if (!tensor.ok()) return Annotate(tensor.status(), absl::StrCat("input '", name, "'"));
+    if (!tensor.ok()) return Annotate(tensor.status(), absl::StrCat("input ", QuoteName(name)));
     inputs.emplace_back(name, *std::move(tensor));
   }
   return inputs;
@@ -90,8 +91,9 @@ std::string SanitizeFileName(const std::string& name) {
 }
 
 int ReportError(const absl::Status& status) {
-  std::string message(status.message());
-  absl::StrReplaceAll({{"\n", " "}}, &message);
+  // The last line of defence for the one-line contract: whatever reached the
+  // message unescaped (a name from the model) cannot break the line here.
+  const std::string message = EscapeControl(std::string(status.message()));
   std::fprintf(stderr, "error: %s\n", message.c_str());
   switch (status.code()) {
     case absl::StatusCode::kInternal:

@@ -4,11 +4,12 @@
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
+#include "engine/common/escape.h"
 #include "engine/common/status_macros.h"
 #include "engine/session_access.h"
+#include "importer/attention_export.h"
 #include "tools/command_common.h"
 #include "tools/commands.h"
-#include "importer/attention_export.h"
 #include "tools/report_dot.h"
 #include "tools/report_json.h"
 #include "tools/report_text.h"
@@ -36,7 +37,7 @@ absl::Status WriteText(const std::string& path, const std::string& text) {
   }
   std::ofstream out(path, std::ios::binary);
   if (!out || !out.write(text.data(), text.size()))
-    return absl::InvalidArgumentError(absl::StrCat("cannot write '", path, "'"));
+    return absl::InvalidArgumentError(absl::StrCat("cannot write ", QuoteName(path)));
   return absl::OkStatus();
 }
 
@@ -61,7 +62,7 @@ absl::Status Inspect(const Args& args) {
   ASSIGN_OR_RETURN(SessionOptions options, SessionOptionsFromArgs(args));
   const std::string format = args.Value("format").value_or("text");
   if (format != "text" && format != "json" && format != "dot")
-    return absl::InvalidArgumentError(absl::StrCat("--format must be text, json or dot, got '", format, "'"));
+    return absl::InvalidArgumentError(absl::StrCat("--format must be text, json or dot, got ", QuoteName(format)));
   const std::string model_path = args.positionals()[0];
   ASSIGN_OR_RETURN(std::unique_ptr<Session> session, Session::Create(model_path, options));
   const SessionImpl& impl = GetSessionImpl(*session);

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "engine/common/escape.h"
 #include "engine/common/status_macros.h"
 #include "nlohmann/json.hpp"
 
@@ -41,9 +42,9 @@ absl::Status WriteChromeTrace(const ProfileResult& profile, const std::string& p
   }
   nlohmann::json trace = {{"traceEvents", events}, {"displayTimeUnit", "ms"}};
   std::ofstream out(path);
-  if (!out) return absl::InvalidArgumentError(absl::StrCat("cannot write profile '", path, "'"));
+  if (!out) return absl::InvalidArgumentError(absl::StrCat("cannot write profile ", QuoteName(path)));
   out << trace.dump() << "\n";
-  if (!out) return absl::InvalidArgumentError(absl::StrCat("cannot write profile '", path, "'"));
+  if (!out) return absl::InvalidArgumentError(absl::StrCat("cannot write profile ", QuoteName(path)));
   return absl::OkStatus();
 }
 

@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
+#include "engine/common/escape.h"
 #include "engine/common/status_macros.h"
 #include "engine/io/npy.h"
 #include "tools/command_common.h"
@@ -35,7 +36,9 @@ absl::Status Run(const Args& args) {
   if (!out_dir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(out_dir, ec);
-    if (ec) return absl::InvalidArgumentError(absl::StrCat("cannot create output folder '", out_dir, "': ", ec.message()));
+    if (ec)
+      return absl::InvalidArgumentError(
+          absl::StrCat("cannot create output folder ", QuoteName(out_dir), ": ", ec.message()));
   }
   const auto ms = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
   const FusionReport& report = session->fusion_report();

@@ -7,6 +7,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "engine/common/escape.h"
 #include "engine/common/status_macros.h"
 #include "ops/common/omp_team_scope.h"
 
@@ -14,7 +15,7 @@ namespace attune {
 namespace {
 
 std::string NodeLabel(const std::string& name, const std::string& op_type) {
-  return absl::StrCat("node '", name, "' (", op_type, ")");
+  return absl::StrCat("node ", QuoteName(name), " (", EscapeControl(op_type), ")");
 }
 
 // Per slot, the caller's buffer for the graph output it holds, or nullptr. Only
@@ -151,26 +152,27 @@ absl::Status Plan::CheckInputs(const std::vector<Tensor>& inputs) const {
   for (size_t i = 0; i < inputs.size(); ++i) {
     const ValueInfo& info = inputs_[i];
     const Tensor& t = inputs[i];
-    if (t.empty()) return absl::InvalidArgumentError(absl::StrCat("input '", info.name, "' is missing"));
+    if (t.empty()) return absl::InvalidArgumentError(absl::StrCat("input ", QuoteName(info.name), " is missing"));
     if (info.type != ElementType::kUndefined && t.type() != info.type)
-      return absl::InvalidArgumentError(absl::StrCat("input '", info.name, "' has element type ",
+      return absl::InvalidArgumentError(absl::StrCat("input ", QuoteName(info.name), " has element type ",
                                                      ElementTypeName(t.type()), ", expected ",
                                                      ElementTypeName(info.type)));
     if (!info.shape.has_value()) continue;
     const SymbolicShape& shape = *info.shape;
     if (static_cast<size_t>(t.rank()) != shape.size())
-      return absl::InvalidArgumentError(absl::StrCat("input '", info.name, "' has rank ", t.rank(), " (shape ",
-                                                     ShapeToString(t.shape()), "), expected rank ", shape.size(),
-                                                     " ", SymbolicShapeToString(shape)));
+      return absl::InvalidArgumentError(absl::StrCat("input ", QuoteName(info.name), " has rank ", t.rank(), " (shape ",
+                                                     ShapeToString(t.shape()), "), expected rank ", shape.size(), " ",
+                                                     SymbolicShapeToString(shape)));
     for (size_t d = 0; d < shape.size(); ++d) {
       const int64_t actual = t.shape()[d];
       if (shape[d].is_known() && shape[d].value() != actual)
-        return absl::InvalidArgumentError(absl::StrCat("input '", info.name, "' has shape ", ShapeToString(t.shape()),
-                                                       ", expected ", SymbolicShapeToString(shape)));
+        return absl::InvalidArgumentError(absl::StrCat("input ", QuoteName(info.name), " has shape ",
+                                                       ShapeToString(t.shape()), ", expected ",
+                                                       SymbolicShapeToString(shape)));
       if (shape[d].is_symbol()) {
         auto [it, inserted] = symbols.try_emplace(shape[d].symbol(), actual);
         if (!inserted && it->second != actual)
-          return absl::InvalidArgumentError(absl::StrCat("input '", info.name, "' dimension ", d, " ('",
+          return absl::InvalidArgumentError(absl::StrCat("input ", QuoteName(info.name), " dimension ", d, " ('",
                                                          shape[d].symbol(), "') is ", actual,
                                                          " but another input binds it to ", it->second));
       }

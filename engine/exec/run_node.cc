@@ -1,6 +1,7 @@
 #include "engine/exec/run_node.h"
 
 #include "absl/strings/str_cat.h"
+#include "engine/common/escape.h"
 #include "engine/common/status_macros.h"
 
 namespace attune {
@@ -12,7 +13,7 @@ int KernelOpsetFor(const Graph& graph, const Node& node) {
 
 absl::StatusOr<std::vector<Tensor>> RunNode(const Node& node, int opset, const std::vector<Tensor>& inputs,
                                             const KernelRegistry& registry, const RunNodeOptions& options) {
-  const std::string label = absl::StrCat("node '", node.name(), "' (", node.op_type(), ")");
+  const std::string label = absl::StrCat("node ", QuoteName(node.name()), " (", node.op_type(), ")");
   if (static_cast<int>(inputs.size()) != node.num_inputs())
     return absl::InvalidArgumentError(
         absl::StrCat(label, ": ", inputs.size(), " input tensors for ", node.num_inputs(), " inputs"));

@@ -4,11 +4,12 @@
 #include <fstream>
 #include <sstream>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "absl/strings/match.h"
+#include "engine/common/escape.h"
 #include "engine/common/status_macros.h"
 
 namespace attune {
@@ -110,7 +111,7 @@ absl::StatusOr<Tensor> ParseNpy(std::string_view bytes, int64_t max_bytes) {
     if (part.empty()) continue;
     int64_t d;
     if (!absl::SimpleAtoi(part, &d) || d < 0)
-      return absl::InvalidArgumentError(absl::StrCat("npy: bad dimension '", part, "'"));
+      return absl::InvalidArgumentError(absl::StrCat("npy: bad dimension ", QuoteName(std::string(part))));
     shape.push_back(d);
   }
   ASSIGN_OR_RETURN(Tensor tensor, Tensor::Create(type, shape, max_bytes));
@@ -148,14 +149,14 @@ absl::StatusOr<std::string> SerializeNpy(const Tensor& tensor) {
 
 absl::StatusOr<std::string> ReadFileBytes(const std::string& path, int64_t max_bytes) {
   std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot open '", path, "'"));
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot open ", QuoteName(path)));
   const std::streamoff size = in.tellg();
-  if (size < 0) return absl::InvalidArgumentError(absl::StrCat("cannot read '", path, "'"));
+  if (size < 0) return absl::InvalidArgumentError(absl::StrCat("cannot read ", QuoteName(path)));
   if (size > max_bytes)
-    return absl::ResourceExhaustedError(absl::StrCat("'", path, "' is larger than ", max_bytes, " bytes"));
+    return absl::ResourceExhaustedError(absl::StrCat(QuoteName(path), " is larger than ", max_bytes, " bytes"));
   std::string bytes(static_cast<size_t>(size), '\0');
   in.seekg(0);
-  if (!in.read(bytes.data(), size)) return absl::InvalidArgumentError(absl::StrCat("cannot read '", path, "'"));
+  if (!in.read(bytes.data(), size)) return absl::InvalidArgumentError(absl::StrCat("cannot read ", QuoteName(path)));
   return bytes;
 }
 
@@ -170,7 +171,7 @@ absl::Status WriteNpyFile(const std::string& path, const Tensor& tensor) {
   ASSIGN_OR_RETURN(std::string bytes, SerializeNpy(tensor));
   std::ofstream out(path, std::ios::binary);
   if (!out || !out.write(bytes.data(), bytes.size()))
-    return absl::InvalidArgumentError(absl::StrCat("cannot write '", path, "'"));
+    return absl::InvalidArgumentError(absl::StrCat("cannot write ", QuoteName(path)));
   return absl::OkStatus();
 }
 

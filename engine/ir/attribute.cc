@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "engine/common/escape.h"
 #include "engine/common/strings.h"
 
 namespace attune {
@@ -14,9 +15,10 @@ void Attributes::Erase(std::string_view name) {
 template <typename T>
 absl::StatusOr<T> Attributes::Get(std::string_view name, const char* type_name) const {
   auto it = values_.find(name);
-  if (it == values_.end()) return absl::NotFoundError(absl::StrCat("missing attribute '", Sv(name), "'"));
+  if (it == values_.end()) return absl::NotFoundError(absl::StrCat("missing attribute ", QuoteName(name)));
   const T* v = std::get_if<T>(&it->second);
-  if (v == nullptr) return absl::InvalidArgumentError(absl::StrCat("attribute '", Sv(name), "' is not of type ", type_name));
+  if (v == nullptr)
+    return absl::InvalidArgumentError(absl::StrCat("attribute ", QuoteName(name), " is not of type ", type_name));
   return *v;
 }
 

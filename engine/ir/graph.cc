@@ -4,17 +4,18 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "engine/common/escape.h"
 #include "engine/common/strings.h"
 
 namespace attune {
 
-std::string Node::Describe() const { return absl::StrCat(op_type_, " '", name_, "'"); }
+std::string Node::Describe() const { return absl::StrCat(EscapeControl(op_type_), " ", QuoteName(name_)); }
 
 std::string Graph::UniqueName(std::string_view base) const {
   std::string candidate(base.empty() ? std::string_view("v") : base);
   if (!values_by_name_.contains(candidate) && !nodes_by_name_.contains(candidate)) return candidate;
   while (true) {
-    std::string next = absl::StrCat(Sv(base), "_", ++name_counter_);
+    std::string next = absl::StrCat(Sv(base), "_", name_counter_.fetch_add(1, std::memory_order_relaxed) + 1);
     if (!values_by_name_.contains(next) && !nodes_by_name_.contains(next)) return next;
   }
 }
@@ -153,7 +154,7 @@ absl::Status Graph::RemoveNode(Node* node) {
   for (Value* out : node->outputs_) {
     if (out != nullptr && (!out->uses_.empty() || out->is_graph_output()))
       return absl::FailedPreconditionError(
-          absl::StrCat("cannot remove ", node->Describe(), ": output '", out->name_, "' is still used"));
+          absl::StrCat("cannot remove ", node->Describe(), ": output ", QuoteName(out->name_), " is still used"));
   }
   Detach(node);
   return absl::OkStatus();
@@ -220,20 +221,21 @@ absl::Status Graph::Verify() const {
       if (!known.contains(in))
         return absl::InternalError(absl::StrCat(n->Describe(), " input ", i, " is not a value of this graph"));
       if (std::find(in->uses_.begin(), in->uses_.end(), Use{n.get(), i}) == in->uses_.end())
-        return absl::InternalError(absl::StrCat(n->Describe(), " input '", in->name_, "' lacks its use edge"));
+        return absl::InternalError(absl::StrCat(n->Describe(), " input ", QuoteName(in->name_), " lacks its use edge"));
       if (in->producer_ == nullptr && !in->is_constant() && !in->is_graph_input_)
-        return absl::InvalidArgumentError(absl::StrCat(n->Describe(), " reads '", in->name_,
-                                                       "', which no node, input or initializer produces"));
+        return absl::InvalidArgumentError(absl::StrCat(n->Describe(), " reads ", QuoteName(in->name_),
+                                                       ", which no node, input or initializer produces"));
     }
     for (int i = 0; i < n->num_outputs(); ++i) {
       const Value* out = n->outputs_[i];
       if (out != nullptr && (out->producer_ != n.get() || out->producer_output_ != i))
-        return absl::InternalError(absl::StrCat(n->Describe(), " output '", out->name_, "' has another producer"));
+        return absl::InternalError(
+            absl::StrCat(n->Describe(), " output ", QuoteName(out->name_), " has another producer"));
     }
   }
   for (const Value* out : outputs_) {
     if (out->producer_ == nullptr && !out->is_constant() && !out->is_graph_input_)
-      return absl::InvalidArgumentError(absl::StrCat("graph output '", out->name_, "' is never produced"));
+      return absl::InvalidArgumentError(absl::StrCat("graph output ", QuoteName(out->name_), " is never produced"));
   }
   auto order = TopologicalOrder();
   return order.ok() ? absl::OkStatus() : order.status();

@@ -2,6 +2,7 @@
 // methods so that producer/consumer links never dangle.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -151,7 +152,8 @@ class Graph {
   void SetOpset(std::string_view domain, int version);
   /// The opset for a domain, or 0 when the model does not import it.
   int OpsetFor(std::string_view domain) const;
-  /// A node or value name not used yet, built from `base`.
+  /// A node or value name not used yet, built from `base`. Safe to call from
+  /// several threads at once (concurrent calls get different suffixes).
   std::string UniqueName(std::string_view base) const;
 
   std::string producer_name;
@@ -172,7 +174,9 @@ class Graph {
   absl::flat_hash_map<std::string, Value*> values_by_name_;
   absl::flat_hash_map<std::string, Node*> nodes_by_name_;
   std::map<std::string, int> opsets_;
-  mutable int64_t name_counter_ = 0;
+  // UniqueName is const and reachable from readers that share the graph
+  // (SaveOptimizedModel on a session other threads run): the counter is atomic.
+  mutable std::atomic<int64_t> name_counter_{0};
 };
 
 }  // namespace attune

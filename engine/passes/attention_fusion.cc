@@ -2,6 +2,7 @@
 // every attention variant's pattern and check on each, and replaces the ones
 // that pass with one attune.MultiHeadAttention node. Every candidate that is
 // not fused is reported with the first check that failed.
+#include <algorithm>
 #include <optional>
 #include <set>
 #include <string>
@@ -85,6 +86,11 @@ class AttentionFusionPass final : public Pass {
   }
 
   absl::StatusOr<bool> TryCandidate(Graph& graph, PassContext& context, const Node& root, const Candidate& candidate) {
+    // The mask proof and the verification evaluate subgraphs on inputs sized
+    // by the model's declared dims; within the probe budget a declared batch
+    // of 2^31 is refused at once instead of allocated.
+    PassContext probe = context;
+    probe.exec_options.max_tensor_bytes = std::min(context.exec_options.max_tensor_bytes, kFusionProbeMaxTensorBytes);
     std::optional<AttentionRewrite> rewrite;
     size_t chosen = 0;
     std::string best_reason = "no attention pattern matches";
@@ -92,7 +98,7 @@ class AttentionFusionPass final : public Pass {
     size_t best_progress = 0;
     for (size_t i = 0; i < patterns_.size() && !rewrite; ++i) {
       auto accept = [&](const pattern::Match& m) -> std::optional<std::string> {
-        auto result = attention::CheckAttention(graph, m, variants_[i], context);
+        auto result = attention::CheckAttention(graph, m, variants_[i], probe);
         if (auto* why = std::get_if<std::string>(&result)) return *why;
         rewrite = std::get<AttentionRewrite>(std::move(result));
         return std::nullopt;
@@ -119,7 +125,7 @@ class AttentionFusionPass final : public Pass {
 
     FusionRecord record = rewrite->record;
     if (context.verify_fusion && context.registry != nullptr) {
-      auto errors = attention::VerifyFusionPlan(graph, rewrite->plan, *context.registry, context.exec_options);
+      auto errors = attention::VerifyFusionPlan(graph, rewrite->plan, *context.registry, probe.exec_options);
       if (errors.ok()) {
         record.verify_max_abs_error = errors->max_abs;
         record.verify_max_rel_error = errors->max_rel;

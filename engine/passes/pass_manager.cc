@@ -1,9 +1,11 @@
 #include "engine/passes/pass_manager.h"
 
 #include "absl/strings/str_cat.h"
+#include "engine/common/escape.h"
 #include "engine/common/status_macros.h"
 #include "engine/common/strings.h"
 #include "engine/passes/passes.h"
+#include "engine/validate/validate_graph.h"
 
 namespace attune {
 namespace {
@@ -25,7 +27,7 @@ absl::Status PassManager::Disable(const std::string& pass_name) {
         disabled_.insert(pass_name);
         return absl::OkStatus();
       }
-  return absl::NotFoundError(absl::StrCat("no pass named '", pass_name, "'"));
+  return absl::NotFoundError(absl::StrCat("no pass named ", QuoteName(pass_name)));
 }
 
 std::vector<std::string> PassManager::PassNames() const {
@@ -40,6 +42,9 @@ std::vector<std::string> PassManager::PassNames() const {
 
 absl::Status PassManager::Run(Graph& graph, PassContext& context) const {
   for (const Stage& stage : stages_) {
+    // Passes trust what the validator checked; each stage sees the ranks the
+    // stage before it inferred, so it checks again.
+    RETURN_IF_ERROR(ValidateGraph(graph));
     for (int iteration = 0; iteration < kMaxIterationsPerStage; ++iteration) {
       bool changed = false;
       for (const auto& pass : stage.passes) {

@@ -1,6 +1,7 @@
 // Factories of the optimiser's passes, one file each in engine/passes/.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 
 #include "engine/passes/pass.h"
@@ -21,5 +22,8 @@ std::unique_ptr<Pass> MakeDeadCodePass();
 std::unique_ptr<Pass> MakeAttentionFusionPass();
 /// MatMul(A, Transpose(B) of the last two axes) -> attune.FusedMatMul(A, B, trans_b=1).
 std::unique_ptr<Pass> MakeTransposedMatMulPass();
+/// Largest tensor the fusion's probes (mask proof, verification) may create;
+/// a probe above it fails with ResourceExhausted, and the fusion says so.
+inline constexpr int64_t kFusionProbeMaxTensorBytes = int64_t{256} << 20;
 
 }  // namespace attune

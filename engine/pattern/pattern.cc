@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "engine/common/escape.h"
 #include "engine/pattern/constants.h"
 
 namespace attune::pattern {
@@ -33,7 +34,7 @@ namespace {
 // Final checks (the caller's accept) count as further than any structural step.
 constexpr size_t kAcceptBonus = size_t{1} << 20;
 
-std::string ValueLabel(const Value* v) { return absl::StrCat("'", v->name(), "'"); }
+std::string ValueLabel(const Value* v) { return absl::StrCat(QuoteName(v->name())); }
 
 std::string AttributeText(const AttributeValue& a) {
   struct Visitor {

@@ -35,13 +35,24 @@ std::vector<OpPattern> IdentityWrappers() {
           Op("Cast").Check(IsNoOpCast())};
 }
 
+bool IsPermutation(const std::vector<int64_t>& perm) {
+  std::vector<bool> seen(perm.size(), false);
+  for (int64_t p : perm) {
+    if (p < 0 || p >= static_cast<int64_t>(perm.size()) || seen[p]) return false;
+    seen[p] = true;
+  }
+  return true;
+}
+
 std::optional<std::vector<int64_t>> TransposePerm(const Node& node) {
+  const Value* in = node.input(0);
   if (node.attributes().Has("perm")) {
     auto perm = node.attributes().GetInts("perm");
-    if (!perm.ok()) return std::nullopt;
+    // The validator refuses such a node; a pattern still never hands it on.
+    if (!perm.ok() || !IsPermutation(*perm)) return std::nullopt;
+    if (in != nullptr && in->shape().has_value() && in->shape()->size() != perm->size()) return std::nullopt;
     return *perm;
   }
-  const Value* in = node.input(0);
   if (in == nullptr || !in->shape().has_value()) return std::nullopt;
   std::vector<int64_t> perm;
   for (int64_t i = static_cast<int64_t>(in->shape()->size()) - 1; i >= 0; --i) perm.push_back(i);

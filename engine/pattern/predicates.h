@@ -14,8 +14,11 @@ NodeCheck IsNoOpCast();
 NodeCheck IsInferenceDropout();
 /// The wrappers that do not change a tensor: Identity, inference Dropout, no-op Cast.
 std::vector<OpPattern> IdentityWrappers();
+/// True when `perm` holds each of 0 .. size - 1 once.
+bool IsPermutation(const std::vector<int64_t>& perm);
 /// The normalised permutation attribute of a Transpose (reversed dims when absent),
-/// or nullopt when the rank is unknown and there is no attribute.
+/// or nullopt when the rank is unknown and there is no attribute, or when the
+/// attribute is not a permutation of the input's rank.
 std::optional<std::vector<int64_t>> TransposePerm(const Node& node);
 
 }  // namespace attune::pattern

@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "absl/strings/str_cat.h"
+#include "engine/common/escape.h"
 #include "engine/common/status_macros.h"
 #include "engine/common/strings.h"
 
@@ -17,7 +18,7 @@ absl::Status CheckKnownAttributes(const KernelInfo& info, const char* op,
   for (const auto& [name, value] : info.attrs().all()) {
     bool found = false;
     for (std::string_view k : known) found = found || k == name;
-    if (!found) return absl::UnimplementedError(absl::StrCat(op, ": unsupported attribute '", name, "'"));
+    if (!found) return absl::UnimplementedError(absl::StrCat(op, ": unsupported attribute ", QuoteName(name)));
   }
   return absl::OkStatus();
 }

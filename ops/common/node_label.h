@@ -4,13 +4,14 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "engine/common/escape.h"
 #include "engine/common/strings.h"
 #include "ops/kernel.h"
 
 namespace attune {
 
 inline std::string NodeLabel(const KernelInfo& info) {
-  return absl::StrCat(Sv(info.op_type), " node '", Sv(info.node_name), "'");
+  return absl::StrCat(EscapeControl(info.op_type), " node ", QuoteName(info.node_name));
 }
 
 }  // namespace attune

@@ -1,6 +1,7 @@
 // Boolean logic (And, Or, Xor, Not), bitwise integer ops and BitShift.
 #include <type_traits>
 
+#include "engine/common/escape.h"
 #include "ops/common/node_label.h"
 #include "ops/elementwise/binary.h"
 #include "ops/elementwise/kernels.h"
@@ -83,7 +84,7 @@ KernelFactory BitShiftKernel() {
     const std::string direction = *direction_attr;
     if (direction != "LEFT" && direction != "RIGHT")
       return absl::InvalidArgumentError(
-          absl::StrCat(label, ": attribute direction must be LEFT or RIGHT, got '", direction, "'"));
+          absl::StrCat(label, ": attribute direction must be LEFT or RIGHT, got ", QuoteName(direction)));
     const ShiftFn fn{direction == "LEFT"};
     return MakeKernel([fn, label](KernelContext& ctx) { return RunBinary(ctx, label, UnsignedIntTypes{}, fn); });
   };

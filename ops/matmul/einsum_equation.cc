@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "attune/tensor.h"
+#include "engine/common/escape.h"
 #include "engine/common/strings.h"
 
 namespace attune {
@@ -22,12 +23,12 @@ absl::StatusOr<EinsumTerm> ParseTerm(std::string_view text, std::string_view equ
     } else if (text.substr(i, 3) == "...") {
       if (term.ellipsis_at >= 0)
         return absl::InvalidArgumentError(
-            absl::StrCat("Einsum equation '", Sv(equation), "': a term has more than one ellipsis"));
+            absl::StrCat("Einsum equation ", QuoteName(equation), ": a term has more than one ellipsis"));
       term.ellipsis_at = static_cast<int>(term.letters.size());
       i += 3;
     } else {
-      return absl::InvalidArgumentError(
-          absl::StrCat("Einsum equation '", Sv(equation), "': unexpected character '", std::string(1, text[i]), "'"));
+      return absl::InvalidArgumentError(absl::StrCat("Einsum equation ", QuoteName(equation),
+                                                     ": unexpected character '", std::string(1, text[i]), "'"));
     }
   }
   return term;
@@ -59,7 +60,7 @@ absl::StatusOr<EinsumEquation> ParseEinsumEquation(std::string_view equation) {
     lhs = std::string_view(text).substr(0, arrow);
     std::string_view rhs = std::string_view(text).substr(arrow + 2);
     if (rhs.find("->") != std::string_view::npos || rhs.find(',') != std::string_view::npos)
-      return absl::InvalidArgumentError(absl::StrCat("Einsum equation '", Sv(equation), "': malformed output"));
+      return absl::InvalidArgumentError(absl::StrCat("Einsum equation ", QuoteName(equation), ": malformed output"));
     auto out = ParseTerm(rhs, equation);
     if (!out.ok()) return out.status();
     eq.output = *out;
@@ -81,7 +82,7 @@ absl::StatusOr<EinsumEquation> ParseEinsumEquation(std::string_view equation) {
         return t.letters.find(c) != std::string::npos;
       });
       if (!in_input || seen[LetterLabel(c)])
-        return absl::InvalidArgumentError(absl::StrCat("Einsum equation '", Sv(equation), "': output label '",
+        return absl::InvalidArgumentError(absl::StrCat("Einsum equation ", QuoteName(equation), ": output label '",
                                                        std::string(1, c),
                                                        in_input ? "' appears twice" : "' is not in any input"));
       seen[LetterLabel(c)] = true;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "engine/common/escape.h"
 #include "engine/common/status_macros.h"
 #include "engine/common/strings.h"
 #include "ops/matmul/einsum_equation.h"
@@ -183,7 +184,7 @@ class EinsumKernel final : public Kernel {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Kernel>> MakeEinsumKernel(const KernelInfo& info) {
-  std::string label = absl::StrCat("Einsum '", Sv(info.node_name), "'");
+  std::string label = absl::StrCat("Einsum ", QuoteName(info.node_name));
   auto equation_text = info.attrs().GetString("equation");
   if (!equation_text.ok())
     return absl::InvalidArgumentError(absl::StrCat(label, ": ", equation_text.status().message()));

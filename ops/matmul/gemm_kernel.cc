@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "engine/common/escape.h"
 #include "engine/common/status_macros.h"
 #include "engine/common/strings.h"
 #include "ops/matmul/element_access.h"
@@ -194,7 +195,7 @@ std::optional<std::vector<float>> FoldableBias(const Tensor* c, float beta, int6
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Kernel>> MakeGemmKernel(const KernelInfo& info, bool c_required) {
-  std::string label = absl::StrCat("Gemm '", Sv(info.node_name), "'");
+  std::string label = absl::StrCat("Gemm ", QuoteName(info.node_name));
   if (info.num_inputs() < 2 || !info.input_present[0] || !info.input_present[1])
     return absl::InvalidArgumentError(absl::StrCat(label, ": needs inputs A and B"));
   const bool has_c = info.num_inputs() >= 3 && info.input_present[2];

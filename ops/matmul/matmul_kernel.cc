@@ -4,6 +4,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "engine/common/escape.h"
 #include "engine/common/status_macros.h"
 #include "engine/common/strings.h"
 #include "ops/matmul/kernels.h"
@@ -56,7 +57,7 @@ class MatMulKernel final : public Kernel {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Kernel>> MakeMatMulKernel(const KernelInfo& info) {
-  std::string label = absl::StrCat("MatMul '", Sv(info.node_name), "'");
+  std::string label = absl::StrCat("MatMul ", QuoteName(info.node_name));
   if (info.num_inputs() < 2 || !info.input_present[0] || !info.input_present[1])
     return absl::InvalidArgumentError(absl::StrCat(label, ": needs inputs A and B"));
   if (info.input_types.size() >= 2 && info.input_types[0] && info.input_types[1])

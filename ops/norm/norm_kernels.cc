@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "engine/common/escape.h"
 #include "engine/common/status_macros.h"
 #include "engine/common/strings.h"
 #include "ops/norm/kernels.h"
@@ -106,7 +107,7 @@ class NormKernel final : public Kernel {
 };
 
 absl::StatusOr<std::unique_ptr<Kernel>> MakeNormKernel(const KernelInfo& info, const char* op, bool layer_norm) {
-  std::string label = absl::StrCat(op, " '", Sv(info.node_name), "'");
+  std::string label = absl::StrCat(op, " ", QuoteName(info.node_name));
   if (info.num_inputs() < 2 || !info.input_present[0] || !info.input_present[1])
     return absl::InvalidArgumentError(absl::StrCat(label, ": needs inputs X and Scale"));
   const int max_outputs = layer_norm ? 3 : 1;

@@ -32,26 +32,45 @@ void StoreStat(Tensor* out, int64_t row, C value) {
   }
 }
 
-// Mean and inverse standard deviation of one row (mean fixed at 0 for RMS).
-// Two passes over the row: the centred sum of squares stays accurate when
-// the mean is large compared with the spread.
+// The statistics of one row. The mean is held as shift + offset: `shift` is
+// the plain average, `offset` the average of the residuals x - shift. On a row
+// whose mean is large against its spread (mean 4000, std 0.1) the average is
+// off by many ulps of the spread, and a mean rounded to C cannot resolve the
+// spread either; x - shift is exact there (x and shift are within a factor of
+// two), so (x - shift) - offset keeps the centred value to full precision.
 template <typename C>
-inline void RowStatistics(const C* x, int64_t n, bool subtract_mean, C epsilon, C* mean_out, C* inv_out) {
-  C mean = 0;
+struct RowStats {
+  C shift = 0, offset = 0, inv = 1;
+};
+
+// Two passes (corrected two-pass algorithm): the sum, then the residuals'
+// sum and sum of squares; mean fixed at 0 for RMS.
+template <typename C>
+inline RowStats<C> RowStatistics(const C* x, int64_t n, bool subtract_mean, C epsilon) {
+  RowStats<C> s;
+  const C count = static_cast<C>(n);
   if (subtract_mean) {
     C sum = 0;
 #pragma omp simd reduction(+ : sum)
     for (int64_t j = 0; j < n; ++j) sum += x[j];
-    mean = sum / static_cast<C>(n);
+    s.shift = sum / count;
   }
-  C squares = 0;
-#pragma omp simd reduction(+ : squares)
+  const C shift = s.shift;
+  C residuals = 0, squares = 0;
+#pragma omp simd reduction(+ : residuals, squares)
   for (int64_t j = 0; j < n; ++j) {
-    const C d = x[j] - mean;
+    const C d = x[j] - shift;
+    residuals += d;
     squares += d * d;
   }
-  *mean_out = mean;
-  *inv_out = C(1) / std::sqrt(squares / static_cast<C>(n) + epsilon);
+  if (subtract_mean) s.offset = residuals / count;
+  // E[(x - shift)^2] - offset^2: the variance about the corrected mean (the
+  // mean square for RMS, where shift and offset are 0).
+  // Rounding can leave it a hair below 0; NaN passes through.
+  C variance = squares / count - s.offset * s.offset;
+  if (variance < 0) variance = 0;
+  s.inv = C(1) / std::sqrt(variance + epsilon);
+  return s;
 }
 
 template <typename T, typename C>
@@ -80,9 +99,9 @@ void Run(const NormalizeRowsJob& job) {
         for (int64_t j = 0; j < n; ++j) widened[j] = LoadAs<C>(xr[j]);
         xc = widened.data();
       }
-      C mean, inv;
-      RowStatistics(xc, n, job.subtract_mean, epsilon, &mean, &inv);
-      StoreStat(job.mean, r, mean);
+      const RowStats<C> stats = RowStatistics(xc, n, job.subtract_mean, epsilon);
+      const C shift = stats.shift, offset = stats.offset, inv = stats.inv;
+      StoreStat(job.mean, r, shift + offset);
       StoreStat(job.inv_std, r, inv);
 
       T* yr = y + r * n;
@@ -90,15 +109,16 @@ void Run(const NormalizeRowsJob& job) {
       const T* br = bias != nullptr ? bias + job.bias->RowOffset(r) : nullptr;
       if (fast_params && br != nullptr) {
 #pragma omp simd
-        for (int64_t j = 0; j < n; ++j) yr[j] = StoreAs<T>((xc[j] - mean) * inv * LoadAs<C>(sr[j]) + LoadAs<C>(br[j]));
+        for (int64_t j = 0; j < n; ++j)
+          yr[j] = StoreAs<T>(((xc[j] - shift) - offset) * inv * LoadAs<C>(sr[j]) + LoadAs<C>(br[j]));
       } else if (fast_params) {
 #pragma omp simd
-        for (int64_t j = 0; j < n; ++j) yr[j] = StoreAs<T>((xc[j] - mean) * inv * LoadAs<C>(sr[j]));
+        for (int64_t j = 0; j < n; ++j) yr[j] = StoreAs<T>(((xc[j] - shift) - offset) * inv * LoadAs<C>(sr[j]));
       } else {
         for (int64_t j = 0; j < n; ++j) {
           const C s = LoadAs<C>(sr[job.scale->contiguous() ? j : job.scale->InnerOffset(j)]);
           const C b = br == nullptr ? C(0) : LoadAs<C>(br[job.bias->contiguous() ? j : job.bias->InnerOffset(j)]);
-          yr[j] = StoreAs<T>((xc[j] - mean) * inv * s + b);
+          yr[j] = StoreAs<T>(((xc[j] - shift) - offset) * inv * s + b);
         }
       }
     }

@@ -1,5 +1,6 @@
 // Bad models, bad inputs and bad flags through the CLI: exit 2, one
 // "error: " line on stderr, never a crash.
+#include <algorithm>
 #include <random>
 
 #include "tests/cli/cli_test_util.h"
@@ -87,6 +88,22 @@ TEST(BadModel, UnknownOp) {
   EXPECT_TRUE(FailsWith(RunCli({"inspect", dir / "m.onnx"}), "FrobnicateTensor"));
   const std::string x = WriteNpy<float>(dir, "x.npy", {2}, {1, 2});
   EXPECT_TRUE(FailsWith(RunCli({"run", dir / "m.onnx", "--input", "x=" + x}), "FrobnicateTensor"));
+}
+
+// Control characters in a model's names and op types reach the terminal
+// escaped, on the one error line.
+TEST(BadModel, ControlCharactersStayOnOneLine) {
+  onnx::ModelProto model = MinimalModel(17);
+  AddInput(model, "x\r\ny", 1, {int64_t{2}});
+  AddOutput(model, "y", 1, {int64_t{2}});
+  AddNode(model, "Frob\r\nnicate\x1b[2J", {"x\r\ny"}, {"y"}, "mystery\n");
+  TempDir dir;
+  WriteFile(dir / "m.onnx", model.SerializeAsString());
+  const CliResult r = RunCli({"inspect", dir / "m.onnx"});
+  EXPECT_TRUE(FailsWith(r, "Frob\\r\\nnicate\\x1b[2J"));
+  EXPECT_EQ(r.err.find('\r'), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find('\x1b'), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
 }
 
 // ---- inputs ----

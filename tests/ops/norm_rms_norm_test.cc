@@ -49,6 +49,26 @@ TEST(RmsNormTest, AllTypesAndShapes) {
       }
 }
 
+// The rows of LayerNormTest.IllConditionedRowsMatchFloat64 (mean near 4000,
+// spread 0.1): RMS divides by the root mean square, which is well conditioned
+// there; the output (near 1) stays within a few float ulps of float64.
+TEST(RmsNormTest, LargeMeanRowsMatchFloat64) {
+  const std::vector<int64_t> shape{16, 768};
+  std::vector<double> x = RandomValues(Count(shape), 41);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = 4000.0 + 1000.0 * static_cast<double>(i / 768) + 0.17 * x[i];
+  x = Quantized(ElementType::kFloat32, shape, x);
+  const std::vector<double> ones(768, 1.0);
+  const NormReference want = NaiveNorm(shape, x, -1, 1e-5, {768}, ones, nullptr, nullptr, false);
+  KernelCall call;
+  call.op_type = "RMSNormalization";
+  call.opset = 23;
+  call.inputs = {MakeTensor(ElementType::kFloat32, shape, x), MakeTensor(ElementType::kFloat32, {768}, ones)};
+  auto out = RunKernel(call);
+  ASSERT_TRUE(out.ok()) << out.status();
+  const std::vector<double> got = ToDoubles((*out)[0]);
+  for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want.y[i], 1e-6) << i;
+}
+
 // x = [3, 4]: mean square 12.5, y = x / sqrt(12.5) · scale.
 TEST(RmsNormTest, HandComputed) {
   KernelCall call;

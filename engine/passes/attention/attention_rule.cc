@@ -85,7 +85,9 @@ Operands ResolveOperands(const pattern::Match& m, int rank, bool allow_repeat, b
   } else {
     auto perm = pattern::TransposePerm(*m.node(c::kKtTranspose));
     Perm p = perm && static_cast<int>(perm->size()) == rank ? *perm : SwapLastTwo(rank);
-    ops.k = ResolveOperand(m.value(c::kKtBase), ComposePerms(p, SwapLastTwo(rank)), rank, kv);
+    // TransposePerm hands on only permutations, so p composes with SwapLastTwo.
+    const std::optional<Perm> k_perm = ComposePerms(p, SwapLastTwo(rank));
+    ops.k = ResolveOperand(m.value(c::kKtBase), k_perm.value_or(SwapLastTwo(rank)), rank, kv);
   }
   ops.v = ResolveOperand(m.value(c::kV), {}, rank, kv);
   return ops;
@@ -96,7 +98,7 @@ Operands ResolveOperands(const pattern::Match& m, int rank, bool allow_repeat, b
 std::string OperandRef(FusionPlan& plan, const HeadOperand& op, const std::string& key) {
   if (op.value != nullptr) return op.value->name();
   std::optional<SymbolicShape> shape;
-  if (op.base->shape().has_value() && op.base->shape()->size() == op.perm.size()) {
+  if (op.base->shape().has_value() && op.base->shape()->size() == op.perm.size() && pattern::IsPermutation(op.perm)) {
     shape = SymbolicShape();
     for (int64_t p : op.perm) shape->push_back((*op.base->shape())[p]);
   }

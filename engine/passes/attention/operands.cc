@@ -162,7 +162,9 @@ Dim DimOf(const Value* value, int i) {
   return (*value->shape())[i];
 }
 
-Perm ComposePerms(const Perm& inner, const Perm& outer) {
+std::optional<Perm> ComposePerms(const Perm& inner, const Perm& outer) {
+  if (inner.size() != outer.size() || !pattern::IsPermutation(inner) || !pattern::IsPermutation(outer))
+    return std::nullopt;
   Perm out(outer.size());
   for (size_t j = 0; j < outer.size(); ++j) out[j] = inner[outer[j]];
   return out;
@@ -198,8 +200,9 @@ HeadOperand ResolveOperand(const Value* value, Perm perm, int rank, const Resolv
     const Node* t = ProducerOf(v, "Transpose");
     if (t == nullptr) break;
     auto p = pattern::TransposePerm(*t);
-    if (!p || p->size() != perm.size()) break;
-    perm = ComposePerms(*p, perm);
+    std::optional<Perm> composed = p ? ComposePerms(*p, perm) : std::nullopt;
+    if (!composed) break;
+    perm = *std::move(composed);
     v = t->input(0);
     op.nodes.push_back(t);
   }

@@ -44,8 +44,9 @@ struct ResolveOptions {
 /// transposes, and for K/V through a grouped repeat and a past Concat.
 HeadOperand ResolveOperand(const Value* value, Perm perm, int rank, const ResolveOptions& options);
 
-/// The permutation that composes Transpose(Transpose(x, inner), outer) into one.
-Perm ComposePerms(const Perm& inner, const Perm& outer);
+/// The permutation that composes Transpose(Transpose(x, inner), outer) into
+/// one; nullopt unless both are permutations of the same rank.
+std::optional<Perm> ComposePerms(const Perm& inner, const Perm& outer);
 bool IsIdentityPerm(const Perm& perm);
 Perm IdentityPerm(int rank);
 /// The permutation swapping the last two of `rank` dims.

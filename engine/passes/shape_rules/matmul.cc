@@ -2,6 +2,7 @@
 #include <map>
 
 #include "absl/strings/str_cat.h"
+#include "engine/common/escape.h"
 #include "engine/passes/shape_rules/rules.h"
 #include "engine/passes/symbolic_dim.h"
 
@@ -97,7 +98,7 @@ absl::Status EinsumRule(ShapeContext& ctx) {
     if (!shape) return absl::OkStatus();
     if (shape->size() != terms[t].size())
       return absl::InvalidArgumentError(absl::StrCat(ctx.node().Describe(), ": operand ", t, " has rank ",
-                                                     shape->size(), ", equation term '", terms[t], "'"));
+                                                     shape->size(), ", equation term ", QuoteName(terms[t])));
     for (size_t i = 0; i < terms[t].size(); ++i) {
       const char c = terms[t][i];
       ++counts[c];
