@@ -1,7 +1,7 @@
-// Portable traits for vector_math_impl.h: an 8-float "vector" of plain C++
-// loops the compiler vectorises for the baseline ISA. Without a fused
-// multiply-add, Fma rounds twice.
-#include <bit>
+// Portable traits for vector_math_impl.h: 4 floats in GCC/Clang vector
+// extensions, which the compiler lowers to the baseline ISA's registers (SSE2
+// on x86-64, NEON on AArch64) or to scalar code. Without a fused multiply-add
+// in the baseline, Fma rounds twice.
 #include <cstdint>
 #include <cstring>
 
@@ -12,75 +12,51 @@ namespace attune::elementwise::vector_math_generic {
 namespace {
 
 struct Portable {
-  static constexpr int kLanes = 8;
-  struct F {
-    float v[kLanes];
-  };
-  struct M {
-    uint32_t v[kLanes];  // all ones or zero
-  };
-  template <class Op>
-  static F Map(F a, Op op) {
-    F r;
-    for (int i = 0; i < kLanes; ++i) r.v[i] = op(a.v[i]);
-    return r;
-  }
-  template <class Op>
-  static F Map(F a, F b, Op op) {
-    F r;
-    for (int i = 0; i < kLanes; ++i) r.v[i] = op(a.v[i], b.v[i]);
-    return r;
-  }
-  template <class Op>
-  static M Compare(F a, F b, Op op) {
-    M r;
-    for (int i = 0; i < kLanes; ++i) r.v[i] = op(a.v[i], b.v[i]) ? ~0u : 0u;
-    return r;
-  }
-  static uint32_t Bits(float x) { return std::bit_cast<uint32_t>(x); }
-  static float Float(uint32_t b) { return std::bit_cast<float>(b); }
+  static constexpr int kLanes = 4;
+  using F = float __attribute__((vector_size(16)));
+  using I = int32_t __attribute__((vector_size(16)));
+  using U = uint32_t __attribute__((vector_size(16)));
+  using M = I;  // comparison results: all ones or zero per lane
 
-  static F Zero() { return Set1(0.0f); }
-  static F Set1(float x) {
-    F r;
-    for (float& e : r.v) e = x;
-    return r;
-  }
+  static F Zero() { return F{}; }
+  static F Set1(float x) { return F{} + x; }
   static F Load(const float* p) {
     F r;
-    std::memcpy(r.v, p, sizeof(r.v));
+    std::memcpy(&r, p, sizeof(r));
     return r;
   }
-  static void Store(float* p, F v) { std::memcpy(p, v.v, sizeof(v.v)); }
-  static F Add(F a, F b) { return Map(a, b, [](float x, float y) { return x + y; }); }
-  static F Sub(F a, F b) { return Map(a, b, [](float x, float y) { return x - y; }); }
-  static F Mul(F a, F b) { return Map(a, b, [](float x, float y) { return x * y; }); }
-  static F Div(F a, F b) { return Map(a, b, [](float x, float y) { return x / y; }); }
-  static F Fma(F a, F b, F c) { return Add(Mul(a, b), c); }
+  static void Store(float* p, F v) { std::memcpy(p, &v, sizeof(v)); }
+  static F Add(F a, F b) { return a + b; }
+  static F Sub(F a, F b) { return a - b; }
+  static F Mul(F a, F b) { return a * b; }
+  static F Div(F a, F b) { return a / b; }
+  static F Fma(F a, F b, F c) { return a * b + c; }
   // As the x86 instructions: the second operand when either is NaN.
-  static F Min(F a, F b) { return Map(a, b, [](float x, float y) { return x < y ? x : y; }); }
-  static F Max(F a, F b) { return Map(a, b, [](float x, float y) { return x > y ? x : y; }); }
-  static F Abs(F a) { return Map(a, [](float x) { return Float(Bits(x) & 0x7fffffffu); }); }
+  static F Min(F a, F b) { return Select(a < b, a, b); }
+  static F Max(F a, F b) { return Select(a > b, a, b); }
+  static F Abs(F a) { return reinterpret_cast<F>(reinterpret_cast<U>(a) & 0x7fffffffu); }
   static F CopySign(F a, F s) {
-    return Map(a, s, [](float x, float y) { return Float((Bits(x) & 0x7fffffffu) | (Bits(y) & 0x80000000u)); });
+    return reinterpret_cast<F>((reinterpret_cast<U>(a) & 0x7fffffffu) | (reinterpret_cast<U>(s) & 0x80000000u));
   }
-  // Adding 1.5 · 2^23 rounds x to an integer (round to nearest even); without
+  // Adding 1.5 · 2^23 rounds to an integer (to nearest even); without
   // -ffast-math the compiler may not fold the pair back to x.
-  static F Round(F a) { return Map(a, [](float x) { return (x + 12582912.0f) - 12582912.0f; }); }
+  static F Round(F x) { return (x + 12582912.0f) - 12582912.0f; }
   static F Pow2(F n) {
-    return Map(n, [](float x) { return Float(static_cast<uint32_t>(static_cast<int32_t>(x) + 127) << 23); });
+    const I biased = __builtin_convertvector(n, I) + 127;
+    return reinterpret_cast<F>(biased << 23);
   }
-  static F Exponent(F a) {
-    return Map(a, [](float x) { return static_cast<float>(static_cast<int32_t>(Bits(x) >> 23) - 127); });
+  static F Exponent(F x) {
+    const I field = reinterpret_cast<I>(reinterpret_cast<U>(x) >> 23);
+    return __builtin_convertvector(field - 127, F);
   }
-  static F Mantissa(F a) { return Map(a, [](float x) { return Float((Bits(x) & 0x007fffffu) | 0x3f800000u); }); }
-  static M Lt(F a, F b) { return Compare(a, b, [](float x, float y) { return x < y; }); }
-  static M Eq(F a, F b) { return Compare(a, b, [](float x, float y) { return x == y; }); }
-  static M IsNan(F a) { return Compare(a, a, [](float x, float y) { return x != y; }); }
+  static F Mantissa(F x) {
+    return reinterpret_cast<F>((reinterpret_cast<U>(x) & 0x007fffffu) | 0x3f800000u);
+  }
+  static M Lt(F a, F b) { return a < b; }
+  static M Eq(F a, F b) { return a == b; }
+  static M IsNan(F a) { return a != a; }
   static F Select(M m, F a, F b) {
-    F r;
-    for (int i = 0; i < kLanes; ++i) r.v[i] = Float((Bits(a.v[i]) & m.v[i]) | (Bits(b.v[i]) & ~m.v[i]));
-    return r;
+    return reinterpret_cast<F>((m & reinterpret_cast<I>(a)) | (~m & reinterpret_cast<I>(b)));
   }
 };
 
