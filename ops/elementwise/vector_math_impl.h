@@ -52,7 +52,8 @@ inline constexpr float kLogP[] = {3.333333135e-01f,  -2.500081956e-01f, 2.000124
                                   1.420154124e-01f,  -1.315955371e-01f, 1.276246756e-01f, -7.636900991e-02f};
 
 // tanh: x + x³ · P(x²) for |x| < 0.625, P of degree 4 (4.5e-9); above,
-// 1 - 2 / (e^2|x| + 1), where the subtraction loses at most a bit.
+// 1 - 2 / (e^2|x| + 1), where the subtracted term is below 0.45, so the
+// subtraction costs at most one bit.
 inline constexpr float kTanhSmall = 0.625f;
 inline constexpr float kTanhP[] = {-3.333328068e-01f, 1.333141178e-01f, -5.373738334e-02f, 2.063197829e-02f,
                                    -5.697483197e-03f};
@@ -63,12 +64,12 @@ inline constexpr float kErfP[] = {1.283791661e-01f,  -3.761262596e-01f, 1.128357
 // erfc(a) = e^-a² · t · Q(t - 0.55), t = 1/a, for a in [1, 10], Q of degree
 // 11 (1.4e-8 relative to erfc; centring t keeps the terms small, so Horner's
 // rounding does not add to that). Above 10, erfc(a) < 2.1e-45.
-// The arguments SquareParts can split; e^-a² is 0 well before.
-inline constexpr float kSquareMax = 16.0f;
 inline constexpr float kErfcCentre = 0.55f;
 inline constexpr float kErfcQ[] = {5.023534298e-01f, -1.700351089e-01f, -2.036614902e-02f, 9.835649282e-02f,
                                    -9.689047188e-02f, 4.990126193e-02f, 9.282507002e-03f,  -6.107942015e-02f,
                                    1.079486907e-01f,  -9.240411222e-02f, -5.291949958e-02f, 1.124061570e-01f};
+// The largest argument SquareParts splits exactly; e^-a² is 0 from a = 10.2 on.
+inline constexpr float kSquareMax = 16.0f;
 
 // Gelu, tanh form: y = √(2/π) · (x + 0.044715 x³).
 inline constexpr float kGeluCubic = 0.044715f;
