@@ -41,6 +41,8 @@ float ScalarOp(VectorOp op, float x) {
       const float k = static_cast<float>(std::numbers::sqrt2 * std::numbers::inv_sqrtpi);
       return 0.5f * x * (1.0f + std::tanh(k * (x + 0.044715f * x * x * x)));
     }
+    case VectorOp::kMish:
+      return x * std::tanh(x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x)));
   }
   return x;
 }

@@ -170,7 +170,7 @@ absl::StatusOr<std::unique_ptr<Kernel>> CreateActivation(ActivationOp op, const 
       if (alpha == 0.0f) return absl::InvalidArgumentError(NodeLabel(info) + ": attribute alpha must not be 0");
       return MakeUnary(info, FloatTypes{}, CeluFn{alpha});
     }
-    case ActivationOp::kMish: return MakeUnary(info, FloatTypes{}, MishFn{});
+    case ActivationOp::kMish: return MakeVectorised(info, FloatTypes{}, VectorOp::kMish, MishFn{});
     case ActivationOp::kThresholdedRelu: {
       ASSIGN_OR_RETURN(const float alpha, FloatAttr(info, "alpha", 1.0f));
       return MakeUnary(info, FloatTypes{}, ThresholdedReluFn{alpha}, kCheapOpGrain);

@@ -36,6 +36,7 @@ const char* VectorOpName(VectorOp op) {
     case VectorOp::kSoftplus: return "Softplus";
     case VectorOp::kGeluErf: return "GeluErf";
     case VectorOp::kGeluTanh: return "GeluTanh";
+    case VectorOp::kMish: return "Mish";
   }
   return "?";
 }

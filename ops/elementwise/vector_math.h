@@ -12,8 +12,8 @@
 namespace attune::elementwise {
 
 /// The functions with a vectorised float32 kernel.
-enum class VectorOp { kExp, kLog, kTanh, kErf, kSigmoid, kSoftplus, kGeluErf, kGeluTanh };
-inline constexpr int kVectorOpCount = 8;
+enum class VectorOp { kExp, kLog, kTanh, kErf, kSigmoid, kSoftplus, kGeluErf, kGeluTanh, kMish };
+inline constexpr int kVectorOpCount = 9;
 
 const char* VectorOpName(VectorOp op);
 

@@ -89,10 +89,12 @@ typename V::F KeepNan(typename V::F x, typename V::F y) {
   return V::Select(V::IsNan(x), V::Add(x, x), y);
 }
 
-/// e^(x + x_lo) for a small correction x_lo (the low part of an argument
-/// that does not fit one float), without the NaN rule.
+/// scale · e^(x + x_lo) for a small correction x_lo (the low part of an
+/// argument that does not fit one float), without the NaN rule. The scale
+/// goes in before 2^n, so a subnormal result is rounded once, not rounded
+/// and then magnified.
 template <class V>
-typename V::F ExpParts(typename V::F x, typename V::F x_lo) {
+typename V::F ExpParts(typename V::F x, typename V::F x_lo, typename V::F scale) {
   using F = typename V::F;
   x = V::Min(V::Max(x, V::Set1(kExpLowest)), V::Set1(kExpHighest));
   const F n = V::Round(V::Mul(x, V::Set1(kLog2e)));
@@ -103,7 +105,12 @@ typename V::F ExpParts(typename V::F x, typename V::F x_lo) {
   // The first product is exact; the second rounds once, also into the
   // subnormal range and to inf.
   const F n1 = V::Round(V::Mul(n, V::Set1(0.5f)));
-  return V::Mul(V::Mul(p, V::Pow2(n1)), V::Pow2(V::Sub(n, n1)));
+  return V::Mul(V::Mul(V::Mul(p, scale), V::Pow2(n1)), V::Pow2(V::Sub(n, n1)));
+}
+
+template <class V>
+typename V::F ExpParts(typename V::F x, typename V::F x_lo) {
+  return ExpParts<V>(x, x_lo, V::Set1(1.0f));
 }
 
 template <class V>
@@ -257,6 +264,24 @@ typename V::F GeluTanh(typename V::F x) {
   return KeepNan<V>(x, V::Mul(x, SigmoidParts<V>(y2)));
 }
 
+/// Mish: x · tanh(softplus(x)). Below x = -20, tanh(softplus(x)) is e^x to
+/// within 1e-9, and x · e^x is formed in one rounding: composing the two
+/// would round a subnormal softplus and then multiply its error by |x|.
+/// The tail is e^(x + 8) · (x e^-8) (x + 8 is exact there), which reaches
+/// the results that are not 0 down to x = -108.6 past ExpParts' clamp; from
+/// -112 on it is ±0 (NaN for -inf, as the definition gives).
+inline constexpr float kMishTail = -20.0f;
+inline constexpr float kMishZero = -112.0f;
+inline constexpr float kExpMinus8 = 3.35462628e-04f;
+
+template <class V>
+typename V::F Mish(typename V::F x) {
+  using F = typename V::F;
+  F tail = ExpParts<V>(V::Add(x, V::Set1(8.0f)), V::Zero(), V::Mul(x, V::Set1(kExpMinus8)));
+  tail = V::Select(V::Lt(x, V::Set1(kMishZero)), V::Mul(x, V::Zero()), tail);
+  return V::Select(V::Lt(x, V::Set1(kMishTail)), tail, V::Mul(x, Tanh<V>(Softplus<V>(x))));
+}
+
 /// x^e for e >= 1 by squaring: x·x, (x·x)·x, (x·x)·(x·x), ...
 template <class V>
 typename V::F PowInt(typename V::F x, int e) {
@@ -283,7 +308,8 @@ typename V::F Apply(typename V::F x) {
   else if constexpr (kOp == VectorOp::kSigmoid) return Sigmoid<V>(x);
   else if constexpr (kOp == VectorOp::kSoftplus) return Softplus<V>(x);
   else if constexpr (kOp == VectorOp::kGeluErf) return GeluErf<V>(x);
-  else return GeluTanh<V>(x);
+  else if constexpr (kOp == VectorOp::kGeluTanh) return GeluTanh<V>(x);
+  else return Mish<V>(x);
 }
 
 /// y[i] = fn(x[i]): whole vectors, then the tail through a padded buffer.
@@ -326,6 +352,7 @@ VectorMathKernels MakeKernels(const char* name) {
   k.unary[static_cast<int>(VectorOp::kSoftplus)] = &UnaryKernel<V, VectorOp::kSoftplus>;
   k.unary[static_cast<int>(VectorOp::kGeluErf)] = &UnaryKernel<V, VectorOp::kGeluErf>;
   k.unary[static_cast<int>(VectorOp::kGeluTanh)] = &UnaryKernel<V, VectorOp::kGeluTanh>;
+  k.unary[static_cast<int>(VectorOp::kMish)] = &UnaryKernel<V, VectorOp::kMish>;
   k.pow_int = &PowIntKernel<V>;
   return k;
 }

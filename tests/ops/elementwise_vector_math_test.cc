@@ -41,6 +41,8 @@ double GeluTanhCondition(double x) {
   return std::isfinite(z) ? 1 + std::fabs(z) * (1 - 1 / (1 + std::exp(-z))) : 1;
 }
 
+double MishRef(double x) { return x * std::tanh(SoftplusRef(x)); }
+
 struct OpSpec {
   VectorOp op;
   double (*reference)(double);
@@ -58,6 +60,7 @@ const OpSpec kSpecs[] = {
     {VectorOp::kSoftplus, SoftplusRef, 2.0},
     {VectorOp::kGeluErf, GeluErfRef, 8.5},
     {VectorOp::kGeluTanh, GeluTanhRef, 3.0, GeluTanhCondition},
+    {VectorOp::kMish, MishRef, 3.5},
 };
 
 /// |y - ref| in units of the float spacing at ref (2^-149 below the normal
@@ -246,17 +249,33 @@ std::vector<float> RunFloat(const std::string& op, const std::vector<float>& x, 
 }
 
 TEST(VectorMathOps, OpsUseTheVectorKernelsForFloat32) {
+  struct Case {
+    const char* op;
+    int opset;
+    const char* approximate;  // Gelu's attribute, or nullptr
+    VectorOp kernel;
+  };
+  const Case cases[] = {
+      {"Exp", 13, nullptr, VectorOp::kExp},         {"Log", 13, nullptr, VectorOp::kLog},
+      {"Tanh", 13, nullptr, VectorOp::kTanh},       {"Erf", 13, nullptr, VectorOp::kErf},
+      {"Sigmoid", 13, nullptr, VectorOp::kSigmoid}, {"Softplus", 1, nullptr, VectorOp::kSoftplus},
+      {"Gelu", 20, "none", VectorOp::kGeluErf},     {"Gelu", 20, "tanh", VectorOp::kGeluTanh},
+      {"Mish", 18, nullptr, VectorOp::kMish},
+  };
   std::vector<float> x;
   for (int i = -300; i <= 300; ++i) x.push_back(static_cast<float>(i) * 0.05f);
-  const std::vector<float> tanh = RunFloat("Tanh", x, 13);
-  const std::vector<float> gelu = RunFloat("Gelu", x, 20, testing::Attrs({{"approximate", std::string("tanh")}}));
-  std::vector<float> want_tanh(x.size()), want_gelu(x.size());
-  VectorMathKernelsFor(ActiveIsa()).unary[static_cast<int>(VectorOp::kTanh)](x.data(), want_tanh.data(),
-                                                                             static_cast<int64_t>(x.size()));
-  VectorMathKernelsFor(ActiveIsa()).unary[static_cast<int>(VectorOp::kGeluTanh)](x.data(), want_gelu.data(),
-                                                                                 static_cast<int64_t>(x.size()));
-  EXPECT_EQ(tanh, want_tanh);
-  EXPECT_EQ(gelu, want_gelu);
+  x.push_back(kNaN);
+  x.push_back(-kInf);
+  for (const Case& c : cases) {
+    Attributes attrs;
+    if (c.approximate != nullptr) attrs = testing::Attrs({{"approximate", std::string(c.approximate)}});
+    const std::vector<float> got = RunFloat(c.op, x, c.opset, std::move(attrs));
+    std::vector<float> want(x.size());
+    VectorMathKernelsFor(ActiveIsa()).unary[static_cast<int>(c.kernel)](x.data(), want.data(),
+                                                                        static_cast<int64_t>(x.size()));
+    ASSERT_EQ(got.size(), want.size()) << c.op;
+    EXPECT_EQ(std::memcmp(got.data(), want.data(), want.size() * sizeof(float)), 0) << VectorOpName(c.kernel);
+  }
   // Float64 keeps std::tanh.
   auto d = testing::RunOp("Tanh", {testing::Make<double>({2}, {0.5, -3.0})}, 13);
   ASSERT_TRUE(d.ok());
