@@ -157,9 +157,13 @@ absl::Status RunDecode(const AttentionArgs& a, const FlashKernels& kernels) {
       const float* first = partial.data() + (bk * chunks) * rows * part_stride + r * part_stride;
       float m = -std::numeric_limits<float>::infinity();
       for (int64_t c = 0; c < chunks; ++c) m = std::max(m, first[c * rows * part_stride]);
-      float* y = OutputRow(a, b, kvh * group + r / a.q_len, r % a.q_len);
+      const int64_t head = kvh * group + r / a.q_len, row = r % a.q_len;
+      if (m == -std::numeric_limits<float>::infinity()) {  // no visible key
+        WriteMaskedRow(a, b, head, row);
+        continue;
+      }
+      float* y = OutputRow(a, b, head, row);
       std::fill(y, y + a.v_head_dim, 0.0f);
-      if (m == -std::numeric_limits<float>::infinity()) continue;  // no visible key: zeros
       float l = 0.0f;
       for (int64_t c = 0; c < chunks; ++c) {
         const float* p = first + c * rows * part_stride;

@@ -70,7 +70,7 @@ void DecodeChunk(const AttentionArgs& a, float log2_scale, const DecodeTask& tas
       float block_max = kNegInf;
       for (j = lo - j0; j < hi - j0; ++j) {
         float x = s[j] * log2_scale;
-        if (bias != nullptr) x += bias[j] * kLog2e;
+        if (bias != nullptr) x += BiasInLog2(bias[j]);
         if (softcap && x != kNegInf) x = cap * std::tanh(x / cap);
         s[j] = x;
         block_max = std::max(block_max, x);

@@ -273,7 +273,7 @@ void TileScorePass(const BlockContext& ctx, int64_t j0, int64_t nk, bool mask) {
     for (int64_t i = 0; i < ctx.rows; ++i) brow[i] = RowOf(a.bias, ctx.batch, ctx.head, ctx.q_begin + i) + j0;
     for (int64_t j = 0; j < nk; ++j) {
       float* s = ctx.st + j * ctx.bq;
-      for (int64_t i = 0; i < ctx.rows; ++i) s[i] += brow[i][j] * kLog2e;
+      for (int64_t i = 0; i < ctx.rows; ++i) s[i] += BiasInLog2(brow[i][j]);
     }
   }
   const bool softcap = a.softcap > 0.0f;
@@ -439,7 +439,11 @@ void ProcessQueryBlock(const AttentionArgs& a, const FlashPlan& plan, const Flas
 
   for (int64_t i = 0; i < rows; ++i) {
     const float l = ctx.sum[i];
-    const float inv = l > 0.0f ? 1.0f / l : 0.0f;
+    if (!(l > 0.0f)) {  // no visible key
+      WriteMaskedRow(a, ctx.batch, ctx.head, ctx.q_begin + i);
+      continue;
+    }
+    const float inv = 1.0f / l;
     float* y = OutputRow(a, ctx.batch, ctx.head, ctx.q_begin + i);
     for (int64_t d = 0; d < v_dim; ++d) y[d] = ctx.ot[d * bq + i] * inv;
   }
