@@ -1,8 +1,20 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages Attune builds with; does nothing when they are present.
+# Installs the Debian 12 packages Attune builds and tests with; does nothing when they are present.
+# Every package the build's find_package calls and the tests need is named here: nothing is left to
+# a recommendation (apt runs with --no-install-recommends), so a minimal Debian root gets all of them.
 set -euo pipefail
-packages=(build-essential cmake g++ pkg-config libonnx-dev libprotobuf-dev protobuf-compiler libdnnl-dev libabsl-dev
-          googletest libgtest-dev libbenchmark-dev nlohmann-json3-dev graphviz)
+packages=(
+  build-essential cmake g++ pkg-config      # compiler, CMake, pkg-config (the install check)
+  libprotobuf-dev protobuf-compiler         # find_package(Protobuf)
+  libonnx-dev                               # find_package(ONNX): onnx_proto
+  libdnnl-dev ocl-icd-opencl-dev            # find_package(dnnl); Debian's dnnl-config.cmake also requires OpenCL
+  libabsl-dev                               # find_package(absl)
+  googletest libgtest-dev                   # find_package(GTest)
+  libbenchmark-dev                          # find_package(benchmark), bench/
+  nlohmann-json3-dev                        # find_package(nlohmann_json)
+  graphviz                                  # dot: the CLI tests render `inspect --format dot`
+  libonnx-testdata                          # ONNX 1.12 backend node tests, used when ../shared is absent
+)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

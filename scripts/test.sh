@@ -12,4 +12,8 @@ esac
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 cd "$dir"
-ctest --output-on-failure -j "$(nproc)" --timeout 900
+rm -rf test-results
+status=0
+ctest --output-on-failure -j "$(nproc)" --timeout 900 || status=$?
+bash "$root/scripts/list_skips.sh" "$dir"
+exit $status

@@ -9,6 +9,12 @@ usage: /usr/bin/python3 models/gen/bench_models.py --out DIR [--only NAME ...] [
                                  (opset 23, ir_version 10, is_causal=1)
   gpt2_small.onnx                GPT of GPT-2-small shape (12 layers, 768, 12 heads, vocab
                                  50257, context 1024), random weights, opset 17
+  hf_gpt2_prefill.onnx           GPT-2-small in Hugging Face's form (hf_gpt2.py: Conv1D addmm, gelu_new,
+                                 tied wte/lm_head as MatMul(h, Transpose(wte)), causal where + padding
+                                 attention_mask), 12 layers, 768, 12 heads, vocab 50257, context 1024
+  hf_gpt2_decode.onnx            the same weights with past_key_values.N.key/value in, present out
+  inputs_hf_gpt2_prefill_T<T>/   batch 1, T in 128 512, attention_mask all ones
+  inputs_hf_gpt2_decode_P<P>/    one new token after a real prefill of P tokens, P in 127 511
   inputs_<model>_T<T>/<name>.npy batch 1, T in 128 512 1024 2048 4096 (gpt2_small <= 1024)
   expected_<model>_T128/<name>.npy  PyTorch outputs at T = 128
 --verify runs ort-run: ORT(mha_causal_768) vs PyTorch, and ORT(ort_fused) vs ORT(unfused),
@@ -29,7 +35,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ort_fused  # noqa: E402
 from attention import MultiHeadAttention  # noqa: E402
 from export import save_npys, torch_export, torch_outputs  # noqa: E402
+from catalog_hf import past_names, present_names, tie_lm_head  # noqa: E402
 from gpt import GPT  # noqa: E402
+from hf_gpt2 import GPT2LMHeadModel  # noqa: E402
 from spec import SEQ  # noqa: E402
 
 LENGTHS = (128, 512, 1024, 2048, 4096)
@@ -63,6 +71,48 @@ def build_mha():
 def build_gpt():
     torch.manual_seed(124)
     return gpt2_init(GPT(50257, 768, 12, 12, 1024)).eval()
+
+
+def write_hf_gpt2(out):
+    """Prefill and decode graphs of one GPT-2-small in Hugging Face's form."""
+    torch.manual_seed(125)
+    module = GPT2LMHeadModel(50257, 768, 12, 12, 1024).eval()
+    KV_IN, KV_OUT = past_names(12), present_names(12)
+    prefill = lambda rng, t: {"input_ids": rng.randint(0, 50257, size=(1, t)).astype(np.int64),
+                              "attention_mask": np.ones((1, t), dtype=np.int64)}
+    feeds = prefill(np.random.RandomState(128), 128)
+    axes = {"input_ids": SEQ, "attention_mask": SEQ, "logits": SEQ}
+    axes.update({n: {0: "batch", 2: "seq"} for n in KV_OUT})
+    model = torch_export(module, feeds, ["input_ids", "attention_mask"], ["logits"] + KV_OUT, axes, 17)
+    tie_lm_head(model, os.path.join(out, "hf_gpt2_prefill.onnx"))
+    write_inputs(out, "hf_gpt2_prefill", prefill, (128, 512))
+    save_npys(os.path.join(out, "expected_hf_gpt2_prefill_T128"),
+              torch_outputs(module, feeds, ["input_ids", "attention_mask"], ["logits"]))
+    print("wrote hf_gpt2_prefill.onnx", flush=True)
+
+    def decode(rng, past):
+        prefix = prefill(rng, past)
+        with torch.no_grad():
+            presents = module(torch.from_numpy(prefix["input_ids"]), torch.from_numpy(prefix["attention_mask"]))[1:]
+        step = {"input_ids": rng.randint(0, 50257, size=(1, 1)).astype(np.int64),
+                "attention_mask": np.ones((1, past + 1), dtype=np.int64)}
+        step.update({n: t.numpy().copy() for n, t in zip(KV_IN, presents)})
+        return step
+
+    names = ["input_ids", "attention_mask"] + KV_IN
+    axes = {"input_ids": SEQ, "logits": SEQ, "attention_mask": {0: "batch", 1: "total_seq"}}
+    axes.update({n: {0: "batch", 2: "past_seq"} for n in KV_IN})
+    axes.update({n: {0: "batch", 2: "total_seq"} for n in KV_OUT})
+    sample = decode(np.random.RandomState(7), 7)
+    model = torch_export(module, sample, names, ["logits"] + KV_OUT, axes, 17)
+    tie_lm_head(model, os.path.join(out, "hf_gpt2_decode.onnx"))
+    for past in (127, 511):
+        step = decode(np.random.RandomState(past), past)
+        save_npys(os.path.join(out, f"inputs_hf_gpt2_decode_P{past}"), step)
+        if past == 127:
+            save_npys(os.path.join(out, "expected_hf_gpt2_decode_P127"),
+                      torch_outputs(module, step, names, ["logits"]))
+    print("wrote hf_gpt2_decode.onnx", flush=True)
 
 
 def write_inputs(out, name, make, lengths):
@@ -103,7 +153,7 @@ def verify(out):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True)
-    ap.add_argument("--only", nargs="*", choices=["mha", "gpt2"], default=["mha", "gpt2"])
+    ap.add_argument("--only", nargs="*", choices=["mha", "gpt2", "hf_gpt2"], default=["mha", "gpt2", "hf_gpt2"])
     ap.add_argument("--verify", action="store_true")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
@@ -118,6 +168,8 @@ def main():
     if "gpt2" in args.only:
         write_torch_model(args.out, "gpt2_small", build_gpt(), "input_ids", "logits",
                           ids_inputs(50257), [t for t in LENGTHS if t <= 1024])
+    if "hf_gpt2" in args.only:
+        write_hf_gpt2(args.out)
     if args.verify and "mha" in args.only and not verify(args.out):
         sys.exit("verification failed")
 

@@ -16,6 +16,7 @@
 #include "onnx/onnx_pb.h"
 #include "ops/attention/kernels/attention_args.h"
 #include "ops/attention/kernels/attention_reference.h"
+#include "tests/common/backend_index.h"
 #include "tests/common/paths.h"
 
 namespace attune::attention::testing {
@@ -79,9 +80,13 @@ Array ConcatSeq(const Array& past, const Array& now) {
 class OnnxAttentionData : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(OnnxAttentionData, MatchesOnnxReferenceOutput) {
-  const std::string dir = attune::testing::SharedDir() + "/onnx-backend-tests/node/" + GetParam();
+  ATTUNE_SKIP_WITHOUT_BACKEND_DATA();
+  using attune::testing::BackendData;
+  // ONNX Attention is opset 23: the ONNX 1.12 set has none of these cases.
+  if (attune::testing::FindBackendData().set == BackendData::Set::kOnnx112) GTEST_SKIP() << attune::testing::NoCaseMessage();
+  const std::string dir = attune::testing::BackendNodeDir() + "/" + GetParam();
   onnx::ModelProto model;
-  if (!ReadProto(dir + "/model.onnx", &model)) GTEST_SKIP() << "no ONNX backend test data at " << dir;
+  ASSERT_TRUE(ReadProto(dir + "/model.onnx", &model)) << "cannot read " << dir << "/model.onnx";
   const onnx::NodeProto& node = model.graph().node(0);
   int64_t causal = 0, q_heads = 0, kv_heads = 0;
   float scale = 0.0f, softcap = 0.0f;

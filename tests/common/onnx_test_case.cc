@@ -131,7 +131,7 @@ absl::StatusOr<std::map<std::string, Tensor>> LoadDataSet(
 
 }  // namespace
 
-std::string BackendTestRoot() { return SharedDir() + "/onnx-backend-tests/node"; }
+std::string BackendTestRoot() { return BackendNodeDir(); }
 
 std::vector<std::string> ListBackendTests(const std::string& prefix) {
   std::vector<std::string> names;

@@ -21,7 +21,7 @@ struct BackendTestCase {
   std::vector<Tensor> expected;
 };
 
-/// /…/onnx-backend-tests/node (under SharedDir()).
+/// The node/ folder of the backend test data (BackendNodeDir()).
 std::string BackendTestRoot();
 /// Folder names under BackendTestRoot() that start with `prefix`, sorted.
 std::vector<std::string> ListBackendTests(const std::string& prefix);

@@ -14,8 +14,8 @@ namespace attune::testing {
 namespace {
 
 TEST(BackendSweepTest, EveryNodeTestModel) {
-  const std::string root = SharedDir() + "/onnx-backend-tests/node";
-  if (!std::filesystem::exists(root)) GTEST_SKIP() << "no backend tests at " << root;
+  ATTUNE_SKIP_WITHOUT_BACKEND_DATA();
+  const std::string root = BackendNodeDir();
   std::vector<std::string> paths;
   for (const auto& entry : std::filesystem::directory_iterator(root))
     if (std::filesystem::exists(entry.path() / "model.onnx")) paths.push_back((entry.path() / "model.onnx").string());
@@ -57,11 +57,12 @@ TEST(BackendSweepTest, EveryNodeTestModel) {
             << " ms: " << slowest << "\n";
   for (const auto& [reason, n] : reasons) std::cout << "[sweep]   " << n << " x " << reason << "\n";
 
-  EXPECT_GE(paths.size(), 1700u);
-  // Measured: 1513 import, 252 Unimplemented (string/float8/int4/int2 types, sequences,
-  // optionals, If/Loop/Scan subgraphs). The models are valid ONNX, so none may be
-  // refused as malformed.
-  EXPECT_GE(by_code[absl::StatusCode::kOk], 1500);
+  // Measured on the ONNX 1.22 set: 1513 of 1765 import, 252 Unimplemented (string/float8/int4/int2
+  // types, sequences, optionals, If/Loop/Scan subgraphs); on Debian's ONNX 1.12 set, 890 of 932.
+  // The models are valid ONNX, so none may be refused as malformed.
+  const bool newer_set = FindBackendData().set == BackendData::Set::kOnnx122;
+  EXPECT_GE(paths.size(), newer_set ? 1700u : 900u);
+  EXPECT_GE(by_code[absl::StatusCode::kOk], newer_set ? 1500 : 880);
   EXPECT_EQ(by_code[absl::StatusCode::kInvalidArgument], 0);
   EXPECT_LT(slowest_ms, 2000.0);
 }

@@ -13,11 +13,12 @@ namespace {
 using onnx::TensorProto;
 
 std::string BackendFile(const std::string& relative) {
-  return SharedDir() + "/onnx-backend-tests/node/" + relative;
+  return BackendNodeDir() + "/" + relative;
 }
 
 // Reference numbers read with the onnx Python package's numpy_helper.
 TEST(TensorProtoTest, BackendTestFiles) {
+  ATTUNE_SKIP_WITHOUT_BACKEND_DATA();
   auto x = TensorFromProtoBytes(ReadFile(BackendFile("test_abs/test_data_set_0/input_0.pb")));
   ASSERT_TRUE(x.ok()) << x.status();
   EXPECT_EQ(x->type(), ElementType::kFloat32);
@@ -34,8 +35,11 @@ TEST(TensorProtoTest, BackendTestFiles) {
   auto half = TensorFromProtoBytes(ReadFile(BackendFile("test_cast_FLOAT_to_FLOAT16/test_data_set_0/output_0.pb")));
   ASSERT_TRUE(half.ok()) << half.status();
   EXPECT_EQ(half->type(), ElementType::kFloat16);
-  EXPECT_EQ(half->data<Float16>()[0].bits, 14250);
-  EXPECT_EQ(half->data<Float16>()[3].bits, 14990);
+  // The two data sets draw different random inputs for this test (the ONNX 1.12
+  // values read from the raw bytes with a separate protobuf walk).
+  const bool newer_set = FindBackendData().set == BackendData::Set::kOnnx122;
+  EXPECT_EQ(half->data<Float16>()[0].bits, newer_set ? 14250 : 14436);
+  EXPECT_EQ(half->data<Float16>()[3].bits, newer_set ? 14990 : 14428);
 }
 
 TEST(TensorProtoTest, RoundTrip) {

@@ -131,25 +131,24 @@ inline absl::StatusOr<BackendNodeCase> LoadBackendNodeCase(const std::string& di
 #include <cstring>
 #include <set>
 
+#include "tests/common/backend_index.h"
 #include "tests/common/paths.h"
 
 namespace attune::testing {
 
-/// Backend test names from INDEX.tsv whose single op is in `ops`, minus those
-/// with sequence/optional types and those listed in `skip`.
+/// Backend test names whose single op is in `ops`, minus those with
+/// sequence/optional types and those listed in `skip`; the placeholder case
+/// when there are none (see backend_index.h).
 inline std::vector<std::string> BackendTestsFor(const std::set<std::string>& ops, const std::set<std::string>& skip) {
   std::vector<std::string> names;
-  std::ifstream index(SharedDir() + "/onnx-backend-tests/INDEX.tsv");
-  std::string line;
-  while (std::getline(index, line)) {
-    std::vector<std::string> cols;
-    std::stringstream ss(line);
-    for (std::string col; std::getline(ss, col, '\t');) cols.push_back(col);
-    if (cols.size() < 7 || !ops.count(cols[1]) || skip.count(cols[0])) continue;
-    if (cols[5].find('(') != std::string::npos || cols[6].find('(') != std::string::npos) continue;
-    names.push_back(cols[0]);
+  for (const BackendIndexRow& row : BackendIndex()) {
+    if (row.op_types.size() != 1 || !ops.count(row.op_types[0]) || skip.count(row.name)) continue;
+    bool plain = true;
+    for (const auto* dtypes : {&row.input_dtypes, &row.output_dtypes})
+      for (const std::string& d : *dtypes) plain &= d.find('(') == std::string::npos;
+    if (plain) names.push_back(row.name);
   }
-  return names;
+  return CasesOrPlaceholder(std::move(names));
 }
 
 inline double ValueAsDouble(const Tensor& t, int64_t i) {

@@ -1,0 +1,106 @@
+"""GPT-2 in Hugging Face's form (hf_gpt2.py): a prefill graph and a decode graph with
+past_key_values, both with an attention_mask input, one batch row left-padded."""
+import numpy as np
+import onnx
+import torch
+from onnx import helper, numpy_helper
+
+import hf_gpt2
+from spec import ModelSpec, block
+
+VOCAB, D_MODEL, HEADS, LAYERS, CTX = 97, 64, 4, 2, 64
+HEAD_DIM = D_MODEL // HEADS
+SHAPE = (f"GPT-2 as Hugging Face writes it: vocab {VOCAB}, d_model {D_MODEL}, {HEADS} heads of "
+         f"{HEAD_DIM}, {LAYERS} layers, context {CTX}; Conv1D addmm projections, gelu_new (tanh, "
+         "Pow 3), tied wte/lm_head, causal torch.where(bias[:, :, k-q:k, :k], w, finfo.min) plus "
+         "(1 - attention_mask) * finfo.min")
+PAD = 2              # batch row 1 is left-padded by this many positions
+PAST, NEW, PROMPT = 5, 3, 11
+
+
+def past_names(layers):
+    return [f"past_key_values.{i}.{kv}" for i in range(layers) for kv in ("key", "value")]
+
+
+def present_names(layers):
+    return [f"present.{i}.{kv}" for i in range(layers) for kv in ("key", "value")]
+
+
+KV_IN, KV_OUT = past_names(LAYERS), present_names(LAYERS)
+
+
+def tie_lm_head(model, path):
+    """Writes the lm_head as MatMul(h, Transpose(wte)) on the one embedding matrix, as exports of
+    tied checkpoints carry it, where torch 1.13's constant folding stored a transposed copy."""
+    arrays = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
+    matrices = {n: a for n, a in arrays.items() if a.ndim == 2}
+    matmul_weights = {n.input[1] for n in model.graph.node if n.op_type == "MatMul"}
+    for name, arr in matrices.items():
+        if name not in matmul_weights:
+            continue
+        source = next((n for n, w in matrices.items()
+                       if n != name and w.shape == arr.T.shape and np.array_equal(w.T, arr)), None)
+        if source is None:
+            continue
+        kept = [i for i in model.graph.initializer if i.name != name]
+        del model.graph.initializer[:]
+        model.graph.initializer.extend(kept)
+        model.graph.node.insert(0, helper.make_node("Transpose", [source], [name], perm=[1, 0],
+                                                    name="/lm_head/Transpose"))
+        break
+    onnx.checker.check_model(model, full_check=True)
+    onnx.save_model(model, path)
+
+
+def build():
+    return hf_gpt2.GPT2LMHeadModel(VOCAB, D_MODEL, HEADS, LAYERS, CTX)
+
+
+def padding_mask(total):
+    mask = np.ones((2, total), dtype=np.int64)
+    mask[1, :PAD] = 0
+    return mask
+
+
+def prefill_inputs(module, rng):
+    return {"input_ids": rng.randint(0, VOCAB, size=(2, PROMPT)).astype(np.int64),
+            "attention_mask": padding_mask(PROMPT)}
+
+
+def decode_inputs(module, rng):
+    """past_* are the presents of a real PAST-token prefix (row 1 padded), then NEW tokens."""
+    prefix = rng.randint(0, VOCAB, size=(2, PAST)).astype(np.int64)
+    with torch.no_grad():
+        out = module(torch.from_numpy(prefix), torch.from_numpy(padding_mask(PAST)))
+    feeds = {"input_ids": rng.randint(0, VOCAB, size=(2, NEW)).astype(np.int64),
+             "attention_mask": padding_mask(PAST + NEW)}
+    for name, t in zip(KV_IN, out[1:]):
+        feeds[name] = t.numpy().copy()
+    return feeds
+
+
+AXES = {"input_ids": {0: "batch", 1: "seq"}, "logits": {0: "batch", 1: "seq"}}
+PREFILL_AXES = dict(AXES, attention_mask={0: "batch", 1: "seq"})
+PREFILL_AXES.update({n: {0: "batch", 2: "seq"} for n in KV_OUT})
+DECODE_AXES = dict(AXES, attention_mask={0: "batch", 1: "total_seq"})
+DECODE_AXES.update({n: {0: "batch", 2: "past_seq"} for n in KV_IN})
+DECODE_AXES.update({n: {0: "batch", 2: "total_seq"} for n in KV_OUT})
+BLOCKS = [block("causal+padding", HEADS, HEAD_DIM) for _ in range(LAYERS)]
+
+SPECS = [
+    ModelSpec(name="hf_gpt2_prefill",
+              description=f"{SHAPE}. Prefill: input_ids and attention_mask (B, T) in, logits and "
+              f"present.N.key/value out. Sample: T {PROMPT}, batch row 1 left-padded by {PAD}.",
+              build=build, make_inputs=prefill_inputs, input_names=["input_ids", "attention_mask"],
+              output_names=["logits"] + KV_OUT, dynamic_axes=PREFILL_AXES, attention_blocks=BLOCKS,
+              expected_fusions=0, seed=41, save_model=tie_lm_head),
+    ModelSpec(name="hf_gpt2_decode",
+              description=f"{SHAPE}. Decode: input_ids (B, T), attention_mask (B, past+T) and "
+              "past_key_values.N.key/value (B, H, past, D) in, logits and present.N.key/value "
+              f"(B, H, past+T, D) out. Sample: past {PAST} (the presents of a real prefix), T {NEW}, "
+              f"batch row 1 left-padded by {PAD}.",
+              build=build, make_inputs=decode_inputs, input_names=["input_ids", "attention_mask"] + KV_IN,
+              output_names=["logits"] + KV_OUT, dynamic_axes=DECODE_AXES, attention_blocks=BLOCKS,
+              expected_fusions=0, seed=42,
+              extra={"past_length": PAST}, save_model=tie_lm_head),
+]
