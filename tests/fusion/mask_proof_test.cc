@@ -115,6 +115,17 @@ TEST(MaskProofTest, LargeNegativeCountsAsHidden) {
   EXPECT_TRUE(g.Prove(m, MaskReading::kAdditive).ok());
 }
 
+// A buffer small enough that its entries are read one by one: its -1e4
+// entries are only sliced, so they are values, not lengths.
+TEST(MaskProofTest, SmallBufferEntriesAreValues) {
+  MaskGraph g;
+  Value* m = g.SliceBuffer(FloatBuffer(8, [](int64_t i, int64_t j) { return j > i ? -1e4f : 0.0f; }));
+  auto proof = g.Prove(m, MaskReading::kAdditive);
+  ASSERT_TRUE(proof.ok()) << proof.status();
+  EXPECT_EQ(proof->window, 0);
+  EXPECT_EQ(proof->longest_constant, 8);
+}
+
 TEST(MaskProofTest, KeepMaskIsReadInverted) {
   MaskGraph g;
   Value* m = g.SliceBuffer(BoolBuffer(24, [](int64_t i, int64_t j) { return j <= i; }));

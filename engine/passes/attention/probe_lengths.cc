@@ -41,8 +41,14 @@ bool IsValueUse(const Node& n, int index) {
   const std::string& op = n.op_type();
   if (!n.domain().empty()) return false;
   if (op == "Where") return index == 1 || index == 2;
-  if (op == "Mul" || op == "Max" || op == "Min" || op == "Cast" || op == "CastLike" || op == "Identity") return true;
-  if (op == "Expand" || op == "Reshape" || op == "Unsqueeze" || op == "Squeeze" || op == "Tile") return index == 0;
+  if (op == "Mul" || op == "Max" || op == "Min" || op == "Cast" || op == "CastLike" || op == "Identity" ||
+      op == "Concat" || op == "Transpose")
+    return true;
+  // The data input of the ops that move elements (a mask buffer's entries).
+  static const char* kMovers[] = {"Expand", "Reshape", "Unsqueeze", "Squeeze", "Tile",
+                                  "Flatten", "Slice", "Gather", "GatherElements", "Trilu"};
+  for (const char* mover : kMovers)
+    if (op == mover) return index == 0;
   return false;
 }
 
