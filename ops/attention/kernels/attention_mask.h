@@ -40,17 +40,6 @@ inline KeyRange VisibleKeys(const AttentionArgs& a, int64_t b, int64_t i) {
   return r;
 }
 
-/// A bias entry in log2 units (the flash kernels' exp2 domain). A finite
-/// entry stays finite: finfo.min · log2(e) would overflow to -inf and hide a
-/// key that the subgraph (adding finfo.min in natural units) keeps, which
-/// turns a row of equal finfo.min scores (uniform weights) into a hidden row.
-inline float BiasInLog2(float bias) {
-  constexpr float kLog2e = 1.44269504088896340736f;
-  constexpr float kMax = std::numeric_limits<float>::max();
-  const float x = bias * kLog2e;
-  return std::isinf(x) && std::isfinite(bias) ? std::copysign(kMax, bias) : x;
-}
-
 /// Pointer helpers for the strided views.
 inline const float* RowOf(const StridedView& v, int64_t b, int64_t h, int64_t t) {
   return v.data + b * v.stride_batch + h * v.stride_head + t * v.stride_seq;
