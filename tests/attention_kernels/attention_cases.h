@@ -200,15 +200,17 @@ inline std::vector<AttentionCase> AllAttentionCases() {
     cases.push_back(c);
   }
   // Rows whose every key the bias hides: with -inf they follow masked_rows
-  // (zeros, NaN, or the mean of V); with a finite finfo.min they are plain
-  // softmax rows of equal scores, uniform whatever masked_rows says. Query
-  // blocks (q 70) and the decode path (q 2), causal or not.
-  for (float hidden : {-std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::max()}) {
+  // (zeros, NaN, or the mean of V); with a finite finfo.min, -1e9 or -1e4
+  // they are plain softmax rows of scores + that bias, rounded in float as
+  // the reference (and the unfused Add) rounds them. Query blocks (q 70) and
+  // the decode path (q 2), causal or not.
+  for (float hidden : {-std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::max(), -1e9f, -1e4f}) {
     for (MaskedRows rows : {MaskedRows::kZeros, MaskedRows::kNaN, MaskedRows::kUniform}) {
       if (std::isfinite(hidden) && rows != MaskedRows::kNaN) continue;  // the policy is not reached
       for (int64_t q_len : {70, 2}) {
         AttentionCase c;
-        c.name = std::string("masked_rows_") + (std::isfinite(hidden) ? "finfo_min" : "neginf") + "_" +
+        const char* fill = !std::isfinite(hidden) ? "neginf" : hidden == -1e9f ? "neg1e9" : hidden == -1e4f ? "neg1e4" : "finfo_min";
+        c.name = std::string("masked_rows_") + fill + "_" +
                  (rows == MaskedRows::kZeros ? "zeros" : rows == MaskedRows::kNaN ? "nan" : "uniform") + "_q" +
                  std::to_string(q_len);
         c.shape = shape(2, 4, 2, q_len, 150, 64, 64, Layout::kBTHD);
