@@ -42,7 +42,11 @@ class InferenceSession:
     """Loads, optimises and compiles an ONNX model (a path, or the model's bytes)."""
 
     def __init__(self, path_or_bytes, threads=0, fuse=True, verify_fusion=False,
-                 attention_backend="auto", disabled_passes=(), max_tensor_mb=None):
+                 attention_backend="auto", disabled_passes=(), max_tensor_mb=None, providers=None):
+        # ONNX Runtime code passes providers=[...]: Attune has the CPU one only.
+        if providers is not None and list(providers) not in ([], ["CPUExecutionProvider"]):
+            raise ValueError(f"Attune runs on the CPU only: providers must be ['CPUExecutionProvider'], "
+                             f"got {list(providers)!r}")
         model = path_or_bytes
         if isinstance(model, (bytearray, memoryview)):
             model = bytes(model)
@@ -53,6 +57,9 @@ class InferenceSession:
                                         None if max_tensor_mb is None else int(max_tensor_mb))
         self._inputs = [NodeArg(*info) for info in self._session.inputs()]
         self._outputs = [NodeArg(*info) for info in self._session.outputs()]
+
+    def get_providers(self):
+        return ["CPUExecutionProvider"]
 
     def get_inputs(self):
         return list(self._inputs)
