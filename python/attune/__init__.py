@@ -68,7 +68,10 @@ class InferenceSession:
         return list(self._outputs)
 
     def run(self, output_names, input_feed, run_options=None):
-        """Returns the named outputs (all when output_names is None or empty) as a list of ndarrays."""
+        """Returns the named outputs (all when output_names is None or empty) as a list of ndarrays.
+        run_options is ONNX Runtime's; Attune has none, so it must be None."""
+        if run_options is not None:
+            raise ValueError("run_options is not supported (Attune has no per-run options)")
         names = list(output_names) if output_names else None
         return self._session.run(names, dict(input_feed))
 
