@@ -28,6 +28,10 @@ absl::Status LowerFusedMatMulForOnnx(Graph& graph) {
     }
     graph.ReplaceNode(node, "MatMul", "", {a, operand});
   }
+  // Nothing of Attune's own left: the model imports no attune domain.
+  bool attune_left = false;
+  for (const Node* node : graph.nodes()) attune_left |= node->domain() == "attune";
+  if (!attune_left) graph.RemoveOpset("attune");
   return absl::OkStatus();
 }
 

@@ -86,7 +86,8 @@ std::string OpCounts(const std::map<std::string, int>& counts) {
 }
 
 bool IsFusedAttention(const Node& node) {
-  return (node.domain() == "attune") || (node.domain().empty() && node.op_type() == "Attention");
+  return (node.domain() == "attune" && node.op_type() == "MultiHeadAttention") ||
+         (node.domain().empty() && node.op_type() == "Attention");
 }
 
 class DotWriter {

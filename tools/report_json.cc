@@ -31,6 +31,7 @@ nlohmann::json FusionToJson(const FusionRecord& f) {
                       {"causal", f.causal},
                       {"window", f.window > 0 ? nlohmann::json(f.window) : nlohmann::json(nullptr)},
                       {"mask", f.mask},
+                      {"masked_rows", f.masked_rows.empty() ? nlohmann::json(nullptr) : nlohmann::json(f.masked_rows)},
                       {"q_layout", f.q_layout},
                       {"has_past", f.has_past},
                       {"undone", f.undone}};

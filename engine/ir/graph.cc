@@ -245,6 +245,8 @@ void Graph::SetOpset(std::string_view domain, int version) {
   opsets_[domain == "ai.onnx" ? std::string() : std::string(domain)] = version;
 }
 
+void Graph::RemoveOpset(std::string_view domain) { opsets_.erase(std::string(domain)); }
+
 int Graph::OpsetFor(std::string_view domain) const {
   auto it = opsets_.find(domain == "ai.onnx" ? std::string() : std::string(domain));
   return it == opsets_.end() ? 0 : it->second;

@@ -150,6 +150,8 @@ class Graph {
   /// Opset per domain ("" = ai.onnx).
   const std::map<std::string, int>& opsets() const { return opsets_; }
   void SetOpset(std::string_view domain, int version);
+  /// Drops a domain's opset import (once no node of the domain is left).
+  void RemoveOpset(std::string_view domain);
   /// The opset for a domain, or 0 when the model does not import it.
   int OpsetFor(std::string_view domain) const;
   /// A node or value name not used yet, built from `base`. Safe to call from

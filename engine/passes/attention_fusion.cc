@@ -125,7 +125,8 @@ class AttentionFusionPass final : public Pass {
 
     FusionRecord record = rewrite->record;
     if (context.verify_fusion && context.registry != nullptr) {
-      auto errors = attention::VerifyFusionPlan(graph, rewrite->plan, *context.registry, probe.exec_options);
+      auto errors = attention::VerifyFusionPlan(graph, rewrite->plan, *context.registry, probe.exec_options,
+                                                rewrite->verify_lengths);
       if (errors.ok()) {
         record.verify_max_abs_error = errors->max_abs;
         record.verify_max_rel_error = errors->max_rel;

@@ -63,6 +63,7 @@ class ArityTable {
     // QK output.
     Add("Attention", {{1, 3, 6, 1, 4}, {24, 3, 7, 1, 4}});
     Add("MultiHeadAttention", {{1, 3, 6, 1, 3}}, "attune");
+    Add("FusedMatMul", {{1, 2, 2, 1, 1}}, "attune");
   }
 
   const OpArity* Find(std::string_view domain, std::string_view op_type, int opset) const {

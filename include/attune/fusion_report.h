@@ -22,6 +22,10 @@ struct FusionRecord {
   bool causal = false;
   int64_t window = 0;         // 0 = unlimited
   std::string mask;           // "causal", "window", "explicit" or "none"
+  /// With an explicit mask: what a query row whose every key it hides outputs,
+  /// as the replaced subgraph does: "nan" (softmax of -inf) or "uniform" (the
+  /// mean of V: softmax of equal finite fills). Empty otherwise.
+  std::string masked_rows;
   std::string q_layout;       // "BHTD" or "BTC"
   bool has_past = false;
   /// Set by verify mode: max errors of the fused op against the original subgraph.

@@ -138,6 +138,7 @@ absl::Status AttentionKernel::Run(KernelContext& ctx) const {
   args.window = p.window;
   args.bias = bias.view;
   args.kv_valid_len = valid_keys;
+  args.masked_rows = p.masked_rows;
   args.threads = ctx.threads();
 
   // The fused kernels apply a softcap after the bias; ONNX applies it before,

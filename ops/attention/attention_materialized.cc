@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "engine/common/status_macros.h"
+#include "ops/attention/kernels/attention_mask.h"
 
 namespace attune::attention {
 namespace {
@@ -46,7 +47,7 @@ void ComputeRow(const AttentionArgs& a, int64_t b, int64_t h, int64_t i, float* 
     if (KeyHidden(a, b, i, j)) {
       s = kHidden;
     } else if (bias != nullptr) {
-      s += bias[j];
+      s = static_cast<float>(s) + bias[j];  // in float, as the subgraph's Add (see attention_reference.cc)
     }
     record(QkOutputMode::kMasked, j, s);
     scores[j] = s;
@@ -55,9 +56,12 @@ void ComputeRow(const AttentionArgs& a, int64_t b, int64_t h, int64_t i, float* 
 
   float* y = a.y + b * a.y_stride_batch + h * a.y_stride_head + i * a.y_stride_seq;
   std::fill(acc.begin(), acc.end(), 0.0);
-  if (max_score == kHidden) {  // no visible key: zeros, never NaN
-    for (int64_t j = 0; j < a.kv_len; ++j) record(QkOutputMode::kSoftmax, j, 0.0);
-    for (int64_t d = 0; d < a.v_head_dim; ++d) y[d] = 0.0f;
+  if (max_score == kHidden) {  // no visible key: as a.masked_rows says
+    const double p = a.masked_rows == MaskedRows::kNaN       ? std::numeric_limits<double>::quiet_NaN()
+                     : a.masked_rows == MaskedRows::kUniform ? 1.0 / static_cast<double>(a.kv_len)
+                                                             : 0.0;
+    for (int64_t j = 0; j < a.kv_len; ++j) record(QkOutputMode::kSoftmax, j, p);
+    WriteMaskedRow(a, b, h, i);
     return;
   }
   double sum = 0.0;

@@ -13,8 +13,8 @@ namespace attune::attention {
 /// Same arguments and masking rules as RunAttention (see attention_args.h),
 /// except that the softcap is applied before the bias is added. When `qk` is
 /// not null it receives the scores at stage `qk_mode`, contiguous
-/// [batch][q_heads][q_len][kv_len]. Rows that see no key output zeros (in Y
-/// and in the softmax stage).
+/// [batch][q_heads][q_len][kv_len]. Rows that see no key follow
+/// args.masked_rows (in Y and in the softmax stage).
 absl::Status RunMaterializedAttention(const AttentionArgs& args, float* qk, QkOutputMode qk_mode);
 
 }  // namespace attune::attention

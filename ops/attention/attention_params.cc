@@ -57,6 +57,17 @@ absl::Status ParseCommon(const Attributes& attrs, const char* q_heads_name, Atte
   return absl::OkStatus();
 }
 
+// masked_rows: what a query row whose every key is hidden outputs, so that
+// the fused op gives what the subgraph it replaces gives there.
+absl::StatusOr<MaskedRows> ParseMaskedRows(const Attributes& attrs, const char* op) {
+  ASSIGN_OR_RETURN(std::string v, attrs.GetString("masked_rows", "zeros"));
+  if (v == "zeros") return MaskedRows::kZeros;
+  if (v == "nan") return MaskedRows::kNaN;
+  if (v == "uniform") return MaskedRows::kUniform;
+  return absl::InvalidArgumentError(
+      absl::StrCat(op, ": attribute masked_rows must be \"zeros\", \"nan\" or \"uniform\" (got \"", v, "\")"));
+}
+
 absl::Status CheckArity(const KernelInfo& info, const char* op, int max_inputs, int max_outputs) {
   if (info.num_inputs() < 3) {
     return absl::InvalidArgumentError(absl::StrCat(op, ": needs inputs Q, K and V (got ", info.num_inputs(), ")"));
@@ -84,7 +95,8 @@ absl::StatusOr<AttentionParams> ParseMultiHeadAttentionParams(const KernelInfo& 
   p.op_name = "MultiHeadAttention";
   const Attributes& attrs = info.attrs();
   RETURN_IF_ERROR(
-      CheckKnownAttributes(info, p.op_name, {"num_heads", "kv_num_heads", "scale", "causal", "window", "softcap"}));
+      CheckKnownAttributes(info, p.op_name,
+                           {"num_heads", "kv_num_heads", "scale", "causal", "window", "softcap", "masked_rows"}));
   RETURN_IF_ERROR(CheckArity(info, p.op_name, /*max_inputs=*/6, /*max_outputs=*/3));
   RETURN_IF_ERROR(ParseCommon(attrs, "num_heads", p));
   ASSIGN_OR_RETURN(p.causal, Flag(attrs, p.op_name, "causal"));
@@ -92,6 +104,7 @@ absl::StatusOr<AttentionParams> ParseMultiHeadAttentionParams(const KernelInfo& 
   if (p.window < 0) {
     return absl::InvalidArgumentError(absl::StrCat(p.op_name, ": attribute window must be >= 0 (got ", p.window, ")"));
   }
+  ASSIGN_OR_RETURN(p.masked_rows, ParseMaskedRows(attrs, p.op_name));
   p.alignment = CausalAlignment::kBottomRight;
   p.short_mask_keys = ShortMaskKeys::kBroadcast;
   return p;

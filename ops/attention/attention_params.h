@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "absl/status/statusor.h"
+#include "ops/attention/kernels/attention_args.h"
 #include "ops/kernel.h"
 
 namespace attune::attention {
@@ -53,6 +54,9 @@ struct AttentionParams {
   ShortMaskKeys short_mask_keys = ShortMaskKeys::kBroadcast;
   /// Whether input 6 (nonpad_kv_seqlen) exists in this op version.
   bool accepts_nonpad_kv_seqlen = false;
+  /// What a query row that sees no key outputs (MultiHeadAttention's
+  /// masked_rows: "zeros", "nan" or "uniform"; ONNX Attention: zeros).
+  MaskedRows masked_rows = MaskedRows::kZeros;
 };
 
 /// Input and output positions, the same for both ops.
@@ -68,7 +72,7 @@ inline constexpr int kOutputPresentKey = 1;
 inline constexpr int kOutputPresentValue = 2;
 inline constexpr int kOutputQk = 3;
 
-/// attune.MultiHeadAttention: num_heads, kv_num_heads, scale, causal, window, softcap.
+/// attune.MultiHeadAttention: num_heads, kv_num_heads, scale, causal, window, softcap, masked_rows.
 absl::StatusOr<AttentionParams> ParseMultiHeadAttentionParams(const KernelInfo& info);
 /// ONNX Attention (opset 23, 24): is_causal, q_num_heads, kv_num_heads, scale,
 /// softcap, qk_matmul_output_mode, softmax_precision.

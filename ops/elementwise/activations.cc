@@ -114,6 +114,14 @@ absl::StatusOr<std::unique_ptr<Kernel>> MakeUnary(const KernelInfo& info, Types 
   });
 }
 
+// Float32 inputs run the vectorised kernel of op, the other types fn.
+template <typename Types, typename Fn>
+absl::StatusOr<std::unique_ptr<Kernel>> MakeVectorised(const KernelInfo& info, Types types, VectorOp op, Fn fn) {
+  return MakeKernel([types, op, fn, label = NodeLabel(info)](KernelContext& ctx) {
+    return RunUnaryVectorised(ctx, label, types, op, fn);
+  });
+}
+
 absl::StatusOr<float> FloatAttr(const KernelInfo& info, const char* name, float default_value) {
   auto value = info.attrs().GetFloat(name, default_value);
   if (!value.ok()) return Annotate(value.status(), NodeLabel(info));
@@ -129,16 +137,18 @@ absl::StatusOr<std::unique_ptr<Kernel>> CreateActivation(ActivationOp op, const 
       ASSIGN_OR_RETURN(const float alpha, FloatAttr(info, "alpha", 0.01f));
       return MakeUnary(info, FloatTypes{}, LeakyReluFn{alpha}, kCheapOpGrain);
     }
-    case ActivationOp::kSigmoid: return MakeUnary(info, FloatTypes{}, SigmoidFn{});
-    case ActivationOp::kTanh: return MakeUnary(info, FloatTypes{}, TanhFn{});
+    case ActivationOp::kSigmoid: return MakeVectorised(info, FloatTypes{}, VectorOp::kSigmoid, SigmoidFn{});
+    case ActivationOp::kTanh: return MakeVectorised(info, FloatTypes{}, VectorOp::kTanh, TanhFn{});
     case ActivationOp::kGelu: {
       auto approximate = info.attrs().GetString("approximate", "none");
       if (!approximate.ok()) return Annotate(approximate.status(), NodeLabel(info));
       if (*approximate != "none" && *approximate != "tanh")
         return absl::InvalidArgumentError(absl::StrCat(NodeLabel(info), ": attribute approximate must be 'none' or 'tanh', got '", *approximate, "'"));
-      return MakeUnary(info, FloatTypes{}, GeluFn{*approximate == "tanh"});
+      const bool tanh_form = *approximate == "tanh";
+      return MakeVectorised(info, FloatTypes{}, tanh_form ? VectorOp::kGeluTanh : VectorOp::kGeluErf,
+                            GeluFn{tanh_form});
     }
-    case ActivationOp::kSoftplus: return MakeUnary(info, FloatTypes{}, SoftplusFn{});
+    case ActivationOp::kSoftplus: return MakeVectorised(info, FloatTypes{}, VectorOp::kSoftplus, SoftplusFn{});
     case ActivationOp::kSoftsign: return MakeUnary(info, FloatTypes{}, SoftsignFn{}, kCheapOpGrain);
     case ActivationOp::kHardSigmoid: {
       ASSIGN_OR_RETURN(const float alpha, FloatAttr(info, "alpha", 0.2f));
@@ -160,7 +170,7 @@ absl::StatusOr<std::unique_ptr<Kernel>> CreateActivation(ActivationOp op, const 
       if (alpha == 0.0f) return absl::InvalidArgumentError(NodeLabel(info) + ": attribute alpha must not be 0");
       return MakeUnary(info, FloatTypes{}, CeluFn{alpha});
     }
-    case ActivationOp::kMish: return MakeUnary(info, FloatTypes{}, MishFn{});
+    case ActivationOp::kMish: return MakeVectorised(info, FloatTypes{}, VectorOp::kMish, MishFn{});
     case ActivationOp::kThresholdedRelu: {
       ASSIGN_OR_RETURN(const float alpha, FloatAttr(info, "alpha", 1.0f));
       return MakeUnary(info, FloatTypes{}, ThresholdedReluFn{alpha}, kCheapOpGrain);

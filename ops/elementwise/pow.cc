@@ -7,6 +7,7 @@
 #include "ops/elementwise/binary.h"
 #include "ops/elementwise/kernels.h"
 #include "ops/elementwise/unary.h"
+#include "ops/elementwise/vector_math.h"
 
 namespace attune::elementwise {
 namespace {
@@ -56,7 +57,18 @@ absl::Status RunPowTyped(KernelContext& ctx, const Tensor& base, const Tensor& e
   const auto* b = base.data<StorageOf<B>>();
   const auto* e = exponent.data<StorageOf<E>>();
   auto* o = out->data<StorageOf<B>>();
-  // x^2 (squares in decomposed norms) is exactly x*x and much cheaper than pow.
+  // A float32 base to one small non-negative integer power (x^2 in decomposed
+  // norms, x^3 in the tanh form of Gelu) is a few vectorised multiplications.
+  if constexpr (std::is_same_v<B, float>) {
+    if (exponent.num_elements() == 1 && plan.num_elements() == base.num_elements()) {
+      const double y = static_cast<double>(Arith<E>::Load(e[0]));
+      if (y >= 0 && y <= kMaxPowIntExponent && y == std::floor(y)) {
+        RunVectorPowInt(b, o, plan.num_elements(), static_cast<int>(y), ctx.threads());
+        return absl::OkStatus();
+      }
+    }
+  }
+  // x^2 is exactly x*x and much cheaper than pow.
   if constexpr (kIsFloat<B>) {
     if (exponent.num_elements() == 1 && plan.num_elements() == base.num_elements() &&
         static_cast<double>(Arith<E>::Load(e[0])) == 2.0) {

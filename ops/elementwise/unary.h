@@ -11,6 +11,7 @@
 #include "ops/common/numeric.h"
 #include "ops/common/parallel.h"
 #include "ops/common/type_dispatch.h"
+#include "ops/elementwise/vector_math.h"
 #include "ops/kernel.h"
 
 namespace attune::elementwise {
@@ -46,6 +47,18 @@ absl::Status RunUnary(KernelContext& ctx, const std::string& label, TypeList<Ts.
              });
     return absl::OkStatus();
   });
+}
+
+/// RunUnary, except that a float32 input runs the vectorised kernel of `op`
+/// (vector_math.h); the other types keep fn.
+template <typename... Ts, typename Fn>
+absl::Status RunUnaryVectorised(KernelContext& ctx, const std::string& label, TypeList<Ts...> types, VectorOp op,
+                                const Fn& fn) {
+  ASSIGN_OR_RETURN(const Tensor* x, RequiredInput(ctx, 0, label));
+  if (x->type() != ElementType::kFloat32) return RunUnary(ctx, label, types, fn);
+  ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, ElementType::kFloat32, x->shape()));
+  RunVectorUnary(op, x->data<float>(), out->data<float>(), x->num_elements(), ctx.threads());
+  return absl::OkStatus();
 }
 
 }  // namespace attune::elementwise

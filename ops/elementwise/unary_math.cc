@@ -19,6 +19,16 @@ KernelFactory UnaryFactory(Types types, Fn fn, int64_t grain = kCostlyOpGrain) {
   };
 }
 
+// Float32 inputs run the vectorised kernel of op, the other types fn.
+template <typename Types, typename Fn>
+KernelFactory VectorisedFactory(Types types, VectorOp op, Fn fn) {
+  return [types, op, fn](const KernelInfo& info) -> absl::StatusOr<std::unique_ptr<Kernel>> {
+    return MakeKernel([types, op, fn, label = NodeLabel(info)](KernelContext& ctx) {
+      return RunUnaryVectorised(ctx, label, types, op, fn);
+    });
+  };
+}
+
 // A real function applied to any numeric type: integers go through double and
 // back with a saturating conversion (ONNX allows Erf on integers).
 template <typename F>
@@ -80,10 +90,12 @@ KernelFactory UnaryMathKernel(UnaryMathOp op) {
     case UnaryMathOp::kReciprocal:
       return UnaryFactory(FloatTypes{}, [](auto x) { return decltype(x){1} / x; }, kCheapOpGrain);
     case UnaryMathOp::kSqrt: return UnaryFactory(FloatTypes{}, [](auto x) { return std::sqrt(x); }, kCheapOpGrain);
-    case UnaryMathOp::kExp: return UnaryFactory(FloatTypes{}, [](auto x) { return std::exp(x); });
-    case UnaryMathOp::kLog: return UnaryFactory(FloatTypes{}, [](auto x) { return std::log(x); });
+    case UnaryMathOp::kExp:
+      return VectorisedFactory(FloatTypes{}, VectorOp::kExp, [](auto x) { return std::exp(x); });
+    case UnaryMathOp::kLog:
+      return VectorisedFactory(FloatTypes{}, VectorOp::kLog, [](auto x) { return std::log(x); });
     case UnaryMathOp::kErf:
-      return UnaryFactory(NumericTypes{}, RealFn{[](auto x) { return std::erf(x); }});
+      return VectorisedFactory(NumericTypes{}, VectorOp::kErf, RealFn{[](auto x) { return std::erf(x); }});
     case UnaryMathOp::kFloor: return UnaryFactory(FloatTypes{}, [](auto x) { return std::floor(x); }, kCheapOpGrain);
     case UnaryMathOp::kCeil: return UnaryFactory(FloatTypes{}, [](auto x) { return std::ceil(x); }, kCheapOpGrain);
     // Halves round to even; nearbyint does so in the default rounding mode.

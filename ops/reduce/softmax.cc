@@ -25,8 +25,7 @@ inline double Exp(double x) { return std::exp(x); }
 template <typename C>
 void SoftmaxRow(const C* x, C* y, int64_t n, bool log) {
   if constexpr (std::is_same_v<C, float>) {
-    static const reduce::SoftmaxRowFn row = reduce::SelectedSoftmaxRow();
-    row(x, y, n, log);
+    reduce::SelectedSoftmaxRow()(x, y, n, log);
     return;
   }
   constexpr int kLanes = 16;

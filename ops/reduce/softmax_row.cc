@@ -1,7 +1,6 @@
 #include "ops/reduce/softmax_row.h"
 
-#include <cstdlib>
-#include <string>
+#include "ops/common/cpu_features.h"
 
 namespace attune::reduce {
 
@@ -11,26 +10,21 @@ void SoftmaxRowAvx512(const float* x, float* y, int64_t n, bool log);
 
 const std::vector<SoftmaxRowKernel>& AvailableSoftmaxRowKernels() {
   static const std::vector<SoftmaxRowKernel> kernels = [] {
-    std::vector<SoftmaxRowKernel> k = {{"portable", SoftmaxRowPortable}};
-    // libgcc's checks include the OS's XSAVE support for the wider registers.
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) k.push_back({"avx2", SoftmaxRowAvx2});
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"))
-      k.push_back({"avx512", SoftmaxRowAvx512});
+    std::vector<SoftmaxRowKernel> k = {{IsaName(Isa::kGeneric), SoftmaxRowPortable}};
+    if (IsaSupported(Isa::kAvx2)) k.push_back({IsaName(Isa::kAvx2), SoftmaxRowAvx2});
+    if (IsaSupported(Isa::kAvx512)) k.push_back({IsaName(Isa::kAvx512), SoftmaxRowAvx512});
     return k;
   }();
   return kernels;
 }
 
 SoftmaxRowFn SelectedSoftmaxRow() {
-  static const SoftmaxRowFn selected = [] {
-    const auto& kernels = AvailableSoftmaxRowKernels();
-    if (const char* forced = std::getenv("ATTUNE_ISA"))
-      for (const SoftmaxRowKernel& k : kernels)
-        if (std::string(forced) == k.isa) return k.fn;
-    return kernels.back().fn;
-  }();
-  return selected;
+  switch (ActiveIsa()) {
+    case Isa::kAvx512: return SoftmaxRowAvx512;
+    case Isa::kAvx2: return SoftmaxRowAvx2;
+    case Isa::kGeneric: break;
+  }
+  return SoftmaxRowPortable;
 }
 
 }  // namespace attune::reduce

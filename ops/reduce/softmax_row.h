@@ -1,4 +1,5 @@
-// The float32 softmax row kernel, compiled once per ISA and picked once at start-up.
+// The float32 softmax row kernel, compiled once per ISA; the level comes from
+// the shared dispatch (ops/common/cpu_features.h: CPUID, ATTUNE_ISA, SetForcedIsa).
 #pragma once
 
 #include <cstdint>
@@ -10,13 +11,13 @@ namespace attune::reduce {
 using SoftmaxRowFn = void (*)(const float* x, float* y, int64_t n, bool log);
 
 struct SoftmaxRowKernel {
-  const char* isa;  // "portable", "avx2", "avx512"
+  const char* isa;  // IsaName: "generic", "avx2", "avx512"
   SoftmaxRowFn fn;
 };
 
 /// Every variant this CPU can run, portable first.
 const std::vector<SoftmaxRowKernel>& AvailableSoftmaxRowKernels();
-/// The best of them, or the one named by ATTUNE_ISA (portable|avx2|avx512) when it is available.
+/// The kernel of ActiveIsa(): the best level, or the forced one (ATTUNE_ISA=generic|avx2|avx512).
 SoftmaxRowFn SelectedSoftmaxRow();
 
 }  // namespace attune::reduce

@@ -27,6 +27,11 @@ struct AttentionCase {
   float softcap = 0.0f;
   BiasKind bias = BiasKind::kNone;
   float bias_neg_inf_fraction = 0.0f;
+  /// The value of hidden bias entries (-inf, or a finite fill such as finfo.min).
+  float bias_hidden_value = -std::numeric_limits<float>::infinity();
+  /// > 0: every bias row i with i % period == 0 hides all its keys.
+  int64_t bias_hidden_row_period = 0;
+  MaskedRows masked_rows = MaskedRows::kZeros;
   std::vector<int64_t> kv_valid_len;  // empty: none
   bool heavy = false;  // long sequences: only the default configuration of each path
 };
@@ -50,6 +55,7 @@ inline BuiltCase BuildCase(const AttentionCase& c, uint32_t seed, int threads) {
   a.window = c.window;
   a.scale = c.scale != 0.0f ? c.scale : 1.0f / std::sqrt(static_cast<float>(c.shape.head_dim));
   a.softcap = c.softcap;
+  a.masked_rows = c.masked_rows;
   a.threads = threads;
   const ProblemShape& s = c.shape;
   if (c.bias != BiasKind::kNone) {
@@ -60,8 +66,10 @@ inline BuiltCase BuildCase(const AttentionCase& c, uint32_t seed, int threads) {
     const int64_t heads = c.bias == BiasKind::kFull ? s.q_heads : 1;
     const int64_t rows = c.bias == BiasKind::kKeyPadding ? 1 : s.q_len;
     built.bias.resize(batches * heads * rows * s.kv_len);
-    for (float& x : built.bias) {
-      x = coin(gen) < c.bias_neg_inf_fraction ? -std::numeric_limits<float>::infinity() : dist(gen);
+    for (size_t at = 0; at < built.bias.size(); ++at) {
+      const int64_t row = static_cast<int64_t>(at) / s.kv_len % rows;
+      const bool row_hidden = c.bias_hidden_row_period > 0 && row % c.bias_hidden_row_period == 0;
+      built.bias[at] = row_hidden || coin(gen) < c.bias_neg_inf_fraction ? c.bias_hidden_value : dist(gen);
     }
     a.bias.data = built.bias.data();
     a.bias.stride_seq = rows == 1 ? 0 : s.kv_len;
@@ -189,6 +197,41 @@ inline std::vector<AttentionCase> AllAttentionCases() {
     c.shape = shape(1, 2, 2, 40, 40, 32, 32, Layout::kBHTD);
     c.bias = BiasKind::kFull;
     c.bias_neg_inf_fraction = 0.97f;
+    cases.push_back(c);
+  }
+  // Rows whose every key the bias hides: with -inf they follow masked_rows
+  // (zeros, NaN, or the mean of V); with a finite finfo.min, -1e9 or -1e4
+  // they are plain softmax rows of scores + that bias, rounded in float as
+  // the reference (and the unfused Add) rounds them. Query blocks (q 70) and
+  // the decode path (q 2), causal or not.
+  for (float hidden : {-std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::max(), -1e9f, -1e4f}) {
+    for (MaskedRows rows : {MaskedRows::kZeros, MaskedRows::kNaN, MaskedRows::kUniform}) {
+      if (std::isfinite(hidden) && rows != MaskedRows::kNaN) continue;  // the policy is not reached
+      for (int64_t q_len : {70, 2}) {
+        AttentionCase c;
+        const char* fill = !std::isfinite(hidden) ? "neginf" : hidden == -1e9f ? "neg1e9" : hidden == -1e4f ? "neg1e4" : "finfo_min";
+        c.name = std::string("masked_rows_") + fill + "_" +
+                 (rows == MaskedRows::kZeros ? "zeros" : rows == MaskedRows::kNaN ? "nan" : "uniform") + "_q" +
+                 std::to_string(q_len);
+        c.shape = shape(2, 4, 2, q_len, 150, 64, 64, Layout::kBTHD);
+        c.bias = BiasKind::kFull;
+        c.bias_neg_inf_fraction = 0.3f;
+        c.bias_hidden_value = hidden;
+        c.bias_hidden_row_period = 3;
+        c.masked_rows = rows;
+        c.causal = q_len == 70;
+        c.causal_offset = 150 - q_len;
+        cases.push_back(c);
+      }
+    }
+  }
+  {
+    AttentionCase c;  // structurally hidden rows (negative causal offset) follow masked_rows too
+    c.name = "masked_rows_negative_offset_uniform";
+    c.shape = shape(1, 2, 1, 40, 40, 32, 32, Layout::kBHTD);
+    c.causal = true;
+    c.causal_offset = -5;
+    c.masked_rows = MaskedRows::kUniform;
     cases.push_back(c);
   }
   // kv_valid_len, including an empty batch.

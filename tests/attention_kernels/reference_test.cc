@@ -111,6 +111,49 @@ TEST(AttentionReference, TwoKeySoftmaxByHand) {
   EXPECT_EQ(p.y(0, 0, 0, 0), 0.0f);
 }
 
+// A row whose every key is hidden: -inf bias entries give what masked_rows
+// asks for; finfo.min entries (finite) give equal scores, so the mean of V
+// over every key, whatever the policy; a partly hidden row is a softmax over
+// the rest.
+TEST(AttentionReference, FullyMaskedRows) {
+  ProblemShape s{.q_len = 3, .kv_len = 4, .head_dim = 2, .v_head_dim = 1};
+  AttentionProblem p(s);
+  for (int64_t t = 0; t < 4; ++t) {
+    p.k(0, 0, t, 0) = 0.3f * t;
+    p.k(0, 0, t, 1) = -0.2f * t;
+    p.v(0, 0, t, 0) = static_cast<float>(1 + t * t);  // 1, 2, 5, 10: mean 4.5
+  }
+  for (int64_t i = 0; i < 3; ++i) {
+    p.q(0, 0, i, 0) = 1.0f + i;
+    p.q(0, 0, i, 1) = 0.5f;
+  }
+  const float finfo_min = -std::numeric_limits<float>::max();
+  // Row 0: every key -inf; row 1: every key finfo.min; row 2: keys 0, 1 -inf.
+  float bias[12] = {-kInf, -kInf, -kInf, -kInf, finfo_min, finfo_min, finfo_min, finfo_min, -kInf, -kInf, 0, 0};
+  AttentionArgs a = p.Args();
+  a.scale = 1.0f;
+  a.bias.data = bias;
+  a.bias.stride_seq = 4;
+  const double s2 = 3.0 * 0.6 + 0.5 * -0.4, s3 = 3.0 * 0.9 + 0.5 * -0.6;  // q2·k2, q2·k3
+  const double w2 = std::exp(s2) / (std::exp(s2) + std::exp(s3));
+  for (MaskedRows rows : {MaskedRows::kZeros, MaskedRows::kNaN, MaskedRows::kUniform}) {
+    a.masked_rows = rows;
+    RunAttentionReference(a);
+    if (rows == MaskedRows::kZeros) EXPECT_EQ(p.y(0, 0, 0, 0), 0.0f);
+    if (rows == MaskedRows::kNaN) EXPECT_TRUE(std::isnan(p.y(0, 0, 0, 0)));
+    if (rows == MaskedRows::kUniform) EXPECT_NEAR(p.y(0, 0, 0, 0), 4.5, 1e-6);
+    EXPECT_NEAR(p.y(0, 0, 1, 0), 4.5, 1e-6);
+    EXPECT_NEAR(p.y(0, 0, 2, 0), 5.0 * w2 + 10.0 * (1.0 - w2), 1e-5);
+  }
+  // No key at all: zeros under every policy (P·V sums over nothing).
+  ProblemShape none{.q_len = 2, .kv_len = 0, .head_dim = 2, .v_head_dim = 3};
+  AttentionProblem empty(none);
+  AttentionArgs e = empty.Args();
+  e.masked_rows = MaskedRows::kNaN;
+  RunAttentionReference(e);
+  for (float y : empty.y_buffer()) EXPECT_EQ(y, 0.0f);
+}
+
 TEST(AttentionValidate, RejectsBadShapes) {
   ProblemShape s{.q_heads = 3, .kv_heads = 2};
   AttentionProblem p(s);

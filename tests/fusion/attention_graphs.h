@@ -26,9 +26,12 @@ struct AttentionGraphSpec {
     kFlippedBuffer,    // triu(1) with one entry flipped beyond row 7
     kPaddingInput,     // causal OR a bool padding input
     kZeroBias,         // Add of an all-zero bias computed from shapes
-    kCausalExceptT11,  // causal, but anti-causal when T = 11 (no probe size): only verify mode sees it
+    kCausalExceptT11,  // causal, but anti-causal when 2T = 22 (T = 11 is no probe length): only verify mode sees it
+    kWindowRange,      // Range rows - Range cols compared with 0 and the constant `window`, no buffer
+    kWindowTrilu,      // Trilu(Trilu(ones, k 0), upper, k 1 - window) as the keep mask (no past)
+    kPaddingAdditive,  // Add(scores, Where(causal OR padded, fill, 0)) from the bool padding input
   };
-  enum class Repeat { kExpand, kTileGrouped, kTileFlat };
+  enum class Repeat { kExpand, kTileGrouped, kTileFlat, kNone };
 
   Scale scale = Scale::kDivScores;
   Mask mask = Mask::kWhereBuffer;
@@ -50,6 +53,7 @@ struct AttentionGraphSpec {
   bool scale_from_input = false;  // divide by ReduceMax(|x|) instead of a constant
   int opset = 17;
   int64_t context = 32;  // mask buffer side
+  int64_t pad_left = 0;  // with a padding input: batch 1's first keys padded (its first rows see no key)
 };
 
 namespace attention_graphs_detail {
@@ -83,7 +87,8 @@ inline std::unique_ptr<Graph> BuildAttentionGraph(const AttentionGraphSpec& s) {
     past_k = b.Input("past_key", ElementType::kFloat32, Dims({"batch", kv_heads, "past", D}));
     past_v = b.Input("past_value", ElementType::kFloat32, Dims({"batch", kv_heads, "past", D}));
   }
-  Value* pad = s.mask == Mask::kPaddingInput ? b.Input("pad", ElementType::kBool, Dims({"batch", "seq"})) : nullptr;
+  const bool padding = s.mask == Mask::kPaddingInput || s.mask == Mask::kPaddingAdditive;
+  Value* pad = padding ? b.Input("pad", ElementType::kBool, Dims({"batch", "seq"})) : nullptr;
 
   auto axes = [&](std::vector<int64_t> a) { return b.Constant("axes", Int64s(a)); };
   auto unsqueeze = [&](Value* v, std::vector<int64_t> a) {
@@ -135,7 +140,7 @@ inline std::unique_ptr<Graph> BuildAttentionGraph(const AttentionGraphSpec& s) {
       p1 = unsqueeze(p_scalar, {0});
       total1 = b.Node("Add", {p1, t1});
     }
-    if (kv_heads != heads) {
+    if (kv_heads != heads && s.repeat != AttentionGraphSpec::Repeat::kNone) {
       const int64_t g = heads / kv_heads;
       auto repeat = [&](Value* t) -> Value* {
         if (s.repeat == AttentionGraphSpec::Repeat::kTileFlat)
@@ -249,8 +254,37 @@ inline std::unique_ptr<Graph> BuildAttentionGraph(const AttentionGraphSpec& s) {
         Value* ones = b.Node("ConstantOfShape", {b.Node("Concat", {t1, t1}, Attrs({{"axis", int64_t{0}}}))}, one);
         Value* hidden = b.Node("Equal", {b.Node("Trilu", {ones}, Attrs({{"upper", int64_t{0}}})), d::Scalar(b, "zero_f", 0.0f)});
         Value* anti = b.Node("Equal", {b.Node("Trilu", {ones}, Attrs({{"upper", int64_t{1}}})), d::Scalar(b, "zero_f", 0.0f)});
-        Value* is_11 = b.Node("Equal", {t_scalar, b.Constant("eleven", ScalarOf<int64_t>(11))});
+        Value* twice = b.Node("Mul", {t_scalar, b.Constant("two_s", ScalarOf<int64_t>(2))});
+        Value* is_11 = b.Node("Equal", {twice, b.Constant("twenty_two", ScalarOf<int64_t>(22))});
         return b.Node("Where", {b.Node("Where", {is_11, anti, hidden}), fill, t}, {}, "mask");
+      }
+      case Mask::kWindowRange: {
+        Value* zero = b.Constant("zero_s", ScalarOf<int64_t>(0));
+        Value* one = b.Constant("one_s", ScalarOf<int64_t>(1));
+        auto scalar_of = [&](Value* v1) { return b.Node("Squeeze", {v1, b.Constant("sq_axes", Int64s({0}))}); };
+        Value* rows = b.Node("Range", {zero, scalar_of(t1), one});
+        if (p1 != nullptr) rows = b.Node("Add", {rows, scalar_of(p1)});
+        Value* cols = b.Node("Range", {zero, scalar_of(total1), one});
+        Value* back = b.Node("Sub", {unsqueeze(rows, {1}), unsqueeze(cols, {0})});  // how far key j is behind i
+        Value* future = b.Node("Less", {back, zero});
+        Value* too_far = b.Node("Not", {b.Node("Less", {back, b.Constant("window", ScalarOf<int64_t>(s.window))})});
+        return b.Node("Where", {b.Node("Or", {future, too_far}), fill, t}, {}, "mask");
+      }
+      case Mask::kWindowTrilu: {
+        Attributes one;
+        one.Set("value", *Tensor::FromVector<float>({1}, {1.0f}));
+        Value* ones = b.Node("ConstantOfShape", {b.Node("Concat", {t1, t1}, Attrs({{"axis", int64_t{0}}}))}, one);
+        Value* tril = b.Node("Trilu", {ones, b.Constant("k0", ScalarOf<int64_t>(0))}, Attrs({{"upper", int64_t{0}}}));
+        Value* band = b.Node("Trilu", {tril, b.Constant("k_window", ScalarOf<int64_t>(1 - s.window))},
+                             Attrs({{"upper", int64_t{1}}}));
+        Value* keep = b.Node("Cast", {band}, Attrs({{"to", int64_t{9}}}));
+        return b.Node("Where", {keep, t, fill}, {}, "mask");
+      }
+      case Mask::kPaddingAdditive: {
+        Value* causal = slice_buffer(d::BoolMatrix(L, causal_hidden));
+        Value* padded = b.Node("Not", {unsqueeze(pad, {1, 2})});
+        Value* bias = b.Node("Where", {b.Node("Or", {causal, padded}), fill, d::Scalar(b, "zero_bias", 0.0f)});
+        return b.Node("Add", {t, bias}, {}, "mask");
       }
       case Mask::kPaddingInput: {
         Value* causal = slice_buffer(d::BoolMatrix(L, causal_hidden));
@@ -289,11 +323,15 @@ inline std::vector<Tensor> AttentionGraphInputs(const AttentionGraphSpec& s, int
     in.push_back(PseudoRandom({2, kv_heads, p, s.head_dim}, 12));
     in.push_back(PseudoRandom({2, kv_heads, p, s.head_dim}, 13));
   }
-  if (s.mask == AttentionGraphSpec::Mask::kPaddingInput) {
+  if (s.mask == AttentionGraphSpec::Mask::kPaddingInput || s.mask == AttentionGraphSpec::Mask::kPaddingAdditive) {
     Tensor pad = *Tensor::Create(ElementType::kBool, {2, t});
-    // Batch 1 has its last 2 keys padded when some key stays: a row that sees no
-    // key is NaN unfused but 0 from the fused op (see the fusion report notes).
-    for (int64_t i = 0; i < 2 * t; ++i) pad.data<bool>()[i] = !(t >= 3 && i >= t && i % t >= t - 2);
+    // Batch 1 has its last 2 keys padded when some key stays; with pad_left
+    // its first keys too, so that its first rows see no key at all.
+    for (int64_t i = 0; i < 2 * t; ++i) {
+      const bool right = t >= 3 && i >= t && i % t >= t - 2;
+      const bool left = i >= t && i % t < s.pad_left;
+      pad.data<bool>()[i] = !(right || left);
+    }
     in.push_back(pad);
   }
   return in;

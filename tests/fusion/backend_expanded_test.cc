@@ -3,6 +3,9 @@
 // with a reason, and the optimised graph must match the expected outputs.
 #include <filesystem>
 #include <iostream>
+#include <set>
+
+#include "absl/strings/str_join.h"
 
 #include "engine/passes/pass_manager.h"
 #include "gtest/gtest.h"
@@ -43,6 +46,18 @@ TEST_P(BackendExpandedTest, FusesOrExplainsAndMatchesExpectedOutputs) {
   const fs::path dir = fs::path(testing::BackendTestRoot()) / GetParam();
   auto graph = ImportModelFromFile((dir / "model.onnx").string());
   ASSERT_TRUE(graph.ok()) << graph.status();
+  // Only a missing kernel is a reason to skip, and it is known before anything runs:
+  // an Unimplemented error from a kernel the registry has is a failure.
+  std::set<std::string> missing;
+  for (const Node* n : (*graph)->nodes())
+    if (!DefaultKernelRegistry().Supports(n->domain(), n->op_type(), (*graph)->OpsetFor(n->domain())))
+      missing.insert(n->op_type());
+  if (!missing.empty()) GTEST_SKIP() << "the graph needs kernels Attune lacks: " << absl::StrJoin(missing, ", ");
+  // The attention candidate is the graph's Softmax: a miss must be explained there.
+  std::set<std::string> softmax_nodes;
+  for (const Node* n : (*graph)->nodes())
+    if (n->op_type() == "Softmax") softmax_nodes.insert(n->name());
+  ASSERT_EQ(softmax_nodes.size(), 1u) << "an expanded attention test has one Softmax";
   FusionReport report;
   PassContext context;
   context.registry = &DefaultKernelRegistry();
@@ -59,15 +74,15 @@ TEST_P(BackendExpandedTest, FusesOrExplainsAndMatchesExpectedOutputs) {
   }
   for (const RejectedCandidate& r : report.rejected) std::cout << "  rejected " << r.pattern << ": " << r.reason << "\n";
   EXPECT_EQ(testing::CountOps(**graph, "MultiHeadAttention"), fused);
-  EXPECT_TRUE(fused == 1 || !report.rejected.empty()) << "neither fused nor explained";
+  bool explained = false;
+  for (const RejectedCandidate& r : report.rejected) explained |= softmax_nodes.count(r.at) > 0;
+  EXPECT_TRUE(fused == 1 || explained) << "neither fused nor explained at " << *softmax_nodes.begin();
   EXPECT_EQ(testing::CountOps(**graph, "Softmax"), 1 - fused);
 
   size_t num_inputs = 0;
   for (const Value* in : (*graph)->inputs()) num_inputs += in->is_constant() ? 0 : 1;
   const fs::path data = dir / "test_data_set_0";
   auto outputs = testing::RunGraph(**graph, DefaultKernelRegistry(), ReadPbs(data, "input_", num_inputs));
-  if (!outputs.ok() && outputs.status().code() == absl::StatusCode::kUnimplemented)
-    GTEST_SKIP() << "the graph needs a kernel Attune lacks: " << outputs.status();
   ASSERT_TRUE(outputs.ok()) << outputs.status();
   const std::vector<Tensor> expected = ReadPbs(data, "output_", outputs->size());
   for (size_t i = 0; i < outputs->size(); ++i)

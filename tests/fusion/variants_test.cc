@@ -26,12 +26,42 @@ struct Case {
   std::string reason;                // a rejection must contain this, when set
   int64_t window = 0;
   int64_t kv_heads = 0;  // expected kv_num_heads when non-zero
+  /// (T, past) sizes the fused and unfused graphs are compared at; empty: the default set.
+  std::vector<std::pair<int64_t, int64_t>> sizes = {};
 };
 
 Spec With(std::function<void(Spec&)> edit) {
   Spec s;
   edit(s);
   return s;
+}
+
+// Windows of 4, 16, 64 and 128 in three spellings (a Range comparison with
+// the window constant, Trilu with k = 1 - w, a band in a constant buffer),
+// with and without a KV cache, each compared at lengths beyond the window.
+// A window must be proven as itself: a window of 16 is never causal.
+void AddWindowCases(std::vector<Case>& cases) {
+  for (int64_t w : {4, 16, 64, 128}) {
+    const std::vector<std::pair<int64_t, int64_t>> beyond = {{w + 5, 0}, {2 * w + 3, 0}, {w / 2 + 1, w + 2}};
+    const std::string n = std::to_string(w);
+    cases.push_back({"window_" + n + "_range", With([&](Spec& s) {
+                       s.mask = Mask::kWindowRange;
+                       s.window = w;
+                     }), 1, "window", "", w, 0, beyond});
+    cases.push_back({"window_" + n + "_range_with_past", With([&](Spec& s) {
+                       s.mask = Mask::kWindowRange;
+                       s.window = w;
+                       s.past = true;
+                     }), 1, "window", "", w, 0, {{1, w + 7}, {3, 2 * w}, {w + 2, 5}}});
+    cases.push_back({"window_" + n + "_trilu", With([&](Spec& s) {
+                       s.mask = Mask::kWindowTrilu;
+                       s.window = w;
+                     }), 1, "window", "", w, 0, {{w + 5, 0}, {2 * w + 3, 0}}});
+    cases.push_back({"window_" + n + "_buffer", With([&](Spec& s) {
+                       s.window = w;
+                       s.context = 2 * w + 16;
+                     }), 1, "window", "", w, 0, {{w + 5, 0}, {2 * w + 16, 0}}});
+  }
 }
 
 std::vector<Case> Cases() {
@@ -127,10 +157,11 @@ std::vector<Case> Cases() {
        "mask differs from causal at T=16 row 9 col 3"},
       {"padding_from_input", With([](Spec& s) { s.mask = Mask::kPaddingInput; }), 1, "explicit",
        "mask depends on input values ('pad')"},
+      // A finite fill: the explicit mask's fully hidden rows give the mean of V, as the Where does.
       {"anticausal_finite_fill", With([](Spec& s) {
          s.mask = Mask::kAntiCausal;
          s.fill = -1e4f;
-       }), 0, "", "with a finite fill"},
+       }), 1, "explicit", "mask differs from causal at T=2 row 0 col 1"},
       {"scale_from_input", With([](Spec& s) { s.scale_from_input = true; }), 0, "", "scale is not a constant"},
       {"softmax_on_query_axis", With([](Spec& s) { s.softmax_axis = -2; }), 0, "",
        "softmax axis is not the key axis"},
@@ -190,7 +221,8 @@ TEST_P(VariantTest, FusedMatchesUnfused) {
   }
 
   // Sequence lengths (and past lengths) other than the probes' and the verifier's.
-  const std::vector<std::pair<int64_t, int64_t>> sizes = {{7, 5}, {3, 2}, {1, 4}, {12, 3}};
+  std::vector<std::pair<int64_t, int64_t>> sizes = {{7, 5}, {3, 2}, {1, 4}, {12, 3}};
+  if (!c.sizes.empty()) sizes = c.sizes;
   for (auto [t, p] : sizes) {
     auto want = RunGraph(*unfused.graph, DefaultKernelRegistry(), AttentionGraphInputs(c.spec, t, p));
     auto got = RunGraph(*fused.graph, DefaultKernelRegistry(), AttentionGraphInputs(c.spec, t, p));
@@ -199,16 +231,25 @@ TEST_P(VariantTest, FusedMatchesUnfused) {
     ASSERT_EQ(want->size(), got->size());
     for (size_t i = 0; i < want->size(); ++i) {
       ASSERT_EQ((*want)[i].shape(), (*got)[i].shape());
-      EXPECT_LE(MaxAbsDifference((*want)[i], (*got)[i]), 1e-5) << "output " << i << " at T=" << t << " past=" << p;
+      const double err = MaxAbsDifference((*want)[i], (*got)[i]);
+      EXPECT_LE(err, 1e-5) << "output " << i << " at T=" << t << " past=" << p;
+      if (i == 0) std::cout << "  fused_vs_unfused_max_abs " << c.name << " T=" << t << " past=" << p << " " << err << "\n";
     }
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Attention, VariantTest, ::testing::ValuesIn(Cases()),
+std::vector<Case> AllCases() {
+  std::vector<Case> cases = Cases();
+  AddWindowCases(cases);
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(Attention, VariantTest, ::testing::ValuesIn(AllCases()),
                          [](const ::testing::TestParamInfo<Case>& info) { return info.param.name; });
 
-// A mask that is causal at every probe size but not at T = 11: the proof
-// accepts it, verify mode (which runs at T = 11) must undo the fusion.
+// A mask that is causal at every probe size but not at T = 11 (written as
+// 2T = 22, so no constant of it is 11): the proof accepts it, verify mode
+// (which also runs at T = 11) must undo the fusion.
 TEST(VerifyModeTest, UndoesAFusionThatDiffersFromTheOriginal) {
   Spec spec;
   spec.mask = Mask::kCausalExceptT11;

@@ -1,10 +1,13 @@
 // Every softmax row kernel this CPU can run, against a double-precision reference.
 #include <cmath>
 #include <limits>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "ops/common/cpu_features.h"
 #include "ops/reduce/softmax_row.h"
 
 namespace attune::reduce {
@@ -56,6 +59,19 @@ TEST(SoftmaxRowIsa, FastExpHoldsAcrossTheFloatRange) {
       const double e = std::exp(static_cast<double>(d));
       EXPECT_NEAR(y[1], e / (1 + e), 2e-6 * (e / (1 + e)) + std::numeric_limits<float>::min()) << k.isa << " d=" << d;
     }
+}
+
+// The row kernel follows the shared ISA dispatch (ATTUNE_ISA, SetForcedIsa).
+TEST(SoftmaxRowIsa, SelectionFollowsTheForcedIsa) {
+  for (const SoftmaxRowKernel& k : AvailableSoftmaxRowKernels()) {
+    const std::optional<Isa> isa = ParseIsa(k.isa);
+    ASSERT_TRUE(isa.has_value()) << k.isa;
+    SetForcedIsa(*isa);
+    EXPECT_EQ(SelectedSoftmaxRow(), k.fn) << k.isa;
+  }
+  SetForcedIsa(std::nullopt);
+  for (const SoftmaxRowKernel& k : AvailableSoftmaxRowKernels())
+    if (std::string(k.isa) == IsaName(ActiveIsa())) EXPECT_EQ(SelectedSoftmaxRow(), k.fn);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "engine/passes/attention/attention_rule.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -7,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "engine/pattern/constants.h"
 #include "engine/pattern/predicates.h"
+#include "engine/passes/attention/broadcast_check.h"
 #include "engine/passes/attention/mask_proof.h"
 #include "engine/passes/attention/operands.h"
 
@@ -113,7 +115,12 @@ struct MaskDecision {
   std::string kind = "none";  // causal, window, explicit, none
   int64_t window = 0;
   std::string attn_mask;  // value reference for an explicit mask
+  /// With an explicit mask: what a row whose every key it hides gives in the
+  /// subgraph ("nan": softmax of -inf scores; "uniform": of equal finite fills).
+  std::string masked_rows;
   std::optional<Reason> not_causal;
+  /// The longest length the mask's constants (windows, offsets) reach: verify mode runs beyond it.
+  int64_t longest_constant = 0;
 };
 
 std::variant<MaskDecision, Reason> DecideMask(const Graph& graph, const pattern::Match& m, const AttentionVariant& v,
@@ -139,6 +146,7 @@ std::variant<MaskDecision, Reason> DecideMask(const Graph& graph, const pattern:
     request.reading = MaskReading::kAdditive;
   }
   const Value* s = scores.output(0);
+  if (auto why = CheckMaskBroadcast(request.mask, s)) return *why;
   request.q_len = DimOf(s, -2);
   request.kv_len = DimOf(s, -1);
   if (k.past != nullptr) request.past_len = DimOf(k.past, 2);
@@ -149,6 +157,7 @@ std::variant<MaskDecision, Reason> DecideMask(const Graph& graph, const pattern:
   } else {
     auto proof = ProveCausalMask(graph, request, *ctx.registry, ctx.exec_options);
     if (proof.ok()) {
+      d.longest_constant = proof->longest_constant;
       if (proof->open) return d;  // hides nothing: no mask at all
       d.kind = proof->window > 0 ? "window" : "causal";
       d.window = proof->window;
@@ -160,8 +169,6 @@ std::variant<MaskDecision, Reason> DecideMask(const Graph& graph, const pattern:
   // Not provably causal: an explicit attn_mask input, when that is exact.
   if (v.mask == MaskForm::kAdd && v.mask_before_scale)
     return Reason(absl::StrCat(why, "; an additive mask before the scale cannot be passed as attn_mask"));
-  if (v.mask == MaskForm::kWhere && !infinite_fill)
-    return Reason(absl::StrCat(why, "; with a finite fill the mask cannot be passed as attn_mask exactly"));
   const int mask_rank = RankOf(request.mask);
   if (mask_rank == 0 || mask_rank > 4) return Reason(absl::StrCat(why, "; the mask's rank is unknown or above 4"));
   std::string ref = request.mask->name();
@@ -191,6 +198,11 @@ std::variant<MaskDecision, Reason> DecideMask(const Graph& graph, const pattern:
   }
   d.kind = "explicit";
   d.attn_mask = ref;
+  // A row whose every key the mask hides: Where with a finite fill gives
+  // equal scores there (uniform weights), a -inf fill or an additive -inf
+  // mask gives softmax of -inf, NaN. An additive finite mask is added as it
+  // is, so its rows never count as hidden.
+  d.masked_rows = v.mask == MaskForm::kWhere && !infinite_fill ? "uniform" : "nan";
   d.not_causal = why;
   return d;
 }
@@ -214,6 +226,8 @@ std::variant<AttentionRewrite, std::string> CheckAttention(const Graph& graph, c
   if (softmax_rank != 0 && softmax_rank != rank)
     return Reason(absl::StrCat("the mask turns rank-", rank, " scores into rank ", softmax_rank));
   if (auto why = CheckSoftmaxAxis(graph, *softmax, rank)) return *why;
+  if (auto why = CheckMatMulBroadcast(*scores, rank, "Q", "K^T")) return *why;
+  if (auto why = CheckMatMulBroadcast(*pv, rank, "the probabilities", "V")) return *why;
   if (auto why = CheckInternalUses(m, pv)) return *why;
 
   auto scale_or = ScaleFactor(m);
@@ -283,6 +297,7 @@ std::variant<AttentionRewrite, std::string> CheckAttention(const Graph& graph, c
   fused.attributes.Set("scale", static_cast<float>(scale));
   if (mask.kind == "causal" || mask.kind == "window") fused.attributes.Set("causal", int64_t{1});
   if (mask.window > 0) fused.attributes.Set("window", mask.window);
+  if (!mask.masked_rows.empty()) fused.attributes.Set("masked_rows", mask.masked_rows);
   if (softcap) fused.attributes.Set("softcap", static_cast<float>(*softcap));
   const bool has_past = ops.k.past != nullptr;
   fused.inputs = {q_ref, k_ref, v_ref, mask.attn_mask};
@@ -314,9 +329,16 @@ std::variant<AttentionRewrite, std::string> CheckAttention(const Graph& graph, c
   r.causal = mask.kind == "causal" || mask.kind == "window";
   r.window = mask.window;
   r.mask = mask.kind;
+  r.masked_rows = mask.masked_rows;
   r.q_layout = three_d ? "BTC" : "BHTD";
   r.has_past = has_past;
   rw.not_causal_reason = mask.not_causal;
+  // Beyond the largest constant; else (a buffer that long stops the unfused
+  // graph) the whole buffer less verify's past; else beyond the window.
+  if (mask.longest_constant > 0) {
+    rw.verify_lengths = {mask.longest_constant + 3, mask.longest_constant - 4};
+    if (mask.window > 0) rw.verify_lengths.push_back(mask.window + 3);
+  }
   return rw;
 }
 

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <variant>
+#include <vector>
 
 #include "attune/fusion_report.h"
 #include "engine/ir/graph.h"
@@ -23,6 +24,9 @@ struct AttentionRewrite {
   FusionRecord record;
   /// The reason the mask is not causal when it is fused as an explicit mask.
   std::optional<std::string> not_causal_reason;
+  /// Sequence lengths verify mode tries first: beyond the replaced mask's
+  /// largest constant (window, offset, buffer) and beyond its window.
+  std::vector<int64_t> verify_lengths;
   /// Element type of the fused output (verify mode's tolerance depends on it).
   ElementType output_type = ElementType::kUndefined;
 };

@@ -9,15 +9,15 @@
 #include "engine/common/status_macros.h"
 #include "engine/pattern/constants.h"
 #include "engine/passes/attention/dim_binding.h"
+#include "engine/passes/attention/probe_lengths.h"
 #include "engine/passes/attention/shape_subgraph.h"
 
 namespace attune::attention {
 namespace {
 
-constexpr int64_t kProbeLengths[] = {1, 2, 3, 7, 16};
 constexpr int64_t kProbePast = 5;
-// The full-buffer probe is capped so a long context stays cheap to evaluate.
-constexpr int64_t kMaxBufferProbe = 1024;
+// With a KV cache, the query lengths every past length is probed with.
+constexpr int64_t kPastProbeQueries[] = {1, 3};
 // Dims the proof does not vary (batch, ...) get this size.
 constexpr int64_t kOtherDimSize = 2;
 // An additive mask entry at or below this hides its key.
@@ -95,26 +95,32 @@ absl::StatusOr<ProbePlan> PlanProbes(const MaskProofRequest& r, const ShapeSubgr
   return plan;
 }
 
-std::vector<Probe> ProbeSizes(const ProbePlan& plan, int64_t buffer_length) {
+// Every probe length as the query length (with past 0 and kProbePast), and,
+// with a KV cache, every probe length as the past for a short query: a window
+// or an offset shows once queries or past keys reach beyond it.
+std::vector<Probe> ProbeSizes(const ProbePlan& plan, const std::vector<int64_t>& lengths, int64_t buffer_length) {
   std::vector<int64_t> pasts = {plan.past_fixed.value_or(0)};
   if (plan.past_varies) pasts = {0, kProbePast};
-  std::vector<int64_t> lengths;
-  if (plan.q_fixed) {
-    lengths = {*plan.q_fixed};
-  } else {
-    lengths.assign(std::begin(kProbeLengths), std::end(kProbeLengths));
+  std::vector<int64_t> queries = lengths;
+  if (plan.q_fixed) queries = {*plan.q_fixed};
+  std::set<std::pair<int64_t, int64_t>> sizes;
+  for (int64_t t : queries)
+    for (int64_t past : pasts) sizes.insert({t, past});
+  if (plan.past_varies) {
+    std::vector<int64_t> short_queries(std::begin(kPastProbeQueries), std::end(kPastProbeQueries));
+    if (plan.q_fixed) short_queries = {*plan.q_fixed};
+    for (int64_t past : lengths)
+      for (int64_t t : short_queries) sizes.insert({t, past});
+  }
+  if (buffer_length > 0 && !plan.q_fixed) {
+    for (int64_t past : pasts)
+      if (buffer_length - past >= 1) sizes.insert({buffer_length - past, past});
   }
   std::vector<Probe> probes;
-  for (int64_t t : lengths)
-    for (int64_t past : pasts) probes.push_back({t, past});
-  if (buffer_length > 0 && !plan.q_fixed) {
-    const int64_t total = std::min(buffer_length, kMaxBufferProbe);
-    for (int64_t past : pasts)
-      if (total - past >= 1) probes.push_back({total - past, past});
-  }
-  // A buffer shorter than the probe cannot serve it: the model cannot run there either.
-  if (buffer_length > 0) {
-    std::erase_if(probes, [&](const Probe& p) { return p.t + p.past > buffer_length; });
+  for (auto [t, past] : sizes) {
+    // A buffer shorter than the probe cannot serve it: the model cannot run there either.
+    if (buffer_length > 0 && t + past > buffer_length) continue;
+    probes.push_back({t, past});
   }
   return probes;
 }
@@ -211,7 +217,8 @@ absl::StatusOr<ProvenMask> ProveCausalMask(const Graph& graph, const MaskProofRe
   auto cut = ShapeSubgraph::Cut(graph, request.mask);
   if (!cut.ok()) return NotCausal(absl::StrCat("mask ", cut.status().message()));
   ASSIGN_OR_RETURN(ProbePlan plan, PlanProbes(request, *cut));
-  const std::vector<Probe> probes = ProbeSizes(plan, cut->sliced_buffer_length());
+  ASSIGN_OR_RETURN(const ProbeLengths lengths, ProbeLengthsOf(*cut));
+  const std::vector<Probe> probes = ProbeSizes(plan, lengths.lengths, cut->sliced_buffer_length());
   if (probes.empty()) return NotCausal("mask cannot be probed: no probe size fits its buffer");
 
   std::vector<Evaluated> evaluated;
@@ -233,14 +240,17 @@ absl::StatusOr<ProvenMask> ProveCausalMask(const Graph& graph, const MaskProofRe
   bool all_open = true;
   for (const Evaluated& e : evaluated)
     for (bool b : e.blocked) all_open = all_open && !b;
-  if (all_open) return ProvenMask{true, 0, probes_run};
+  const int64_t longest = lengths.longest_constant;
+  int64_t reach = 0;
+  for (const Evaluated& e : evaluated) reach = std::max(reach, e.cols);
+  if (all_open) return ProvenMask{true, 0, probes_run, longest, reach};
   auto causal = FirstMismatch(evaluated, 0);
-  if (!causal) return ProvenMask{false, 0, probes_run};
+  if (!causal) return ProvenMask{false, 0, probes_run, longest, reach};
   // A key hidden that causal attention would show: perhaps a sliding window,
   // whose width that row tells.
   if (causal->actual_blocked) {
     const int64_t window = WindowOfRow(*causal->probe, causal->row);
-    if (window > 0 && !FirstMismatch(evaluated, window)) return ProvenMask{false, window, probes_run};
+    if (window > 0 && !FirstMismatch(evaluated, window)) return ProvenMask{false, window, probes_run, longest, reach};
   }
   return NotCausal(absl::StrCat("mask differs from causal at ", causal->probe->probe.Label(), " row ", causal->row,
                                 " col ", causal->col, causal->actual_blocked ? " (hidden, causal shows it)"

@@ -1,6 +1,8 @@
 // Proves that an attention mask is causal (or a causal sliding window) by
 // evaluating the subgraph that computes it at several probe sizes and
-// comparing every entry with the bottom-right-aligned causal mask.
+// comparing every entry with the bottom-right-aligned causal mask. The probe
+// lengths come from the subgraph's own constants (probe_lengths.h), so a
+// window or offset is always probed beyond its reach.
 #pragma once
 
 #include <cstdint>
@@ -34,6 +36,10 @@ struct ProvenMask {
   bool open = false;
   int64_t window = 0;  // 0: plain causal; W: a query also does not see keys W or more before it
   int probes = 0;      // how many probe sizes were evaluated
+  /// The largest constant of the mask subgraph (a window, an offset, a buffer
+  /// length); verify mode draws its inputs longer than this.
+  int64_t longest_constant = 0;
+  int64_t longest_probe = 0;  // the most keys (past + queries) any probe evaluated
 };
 
 /// ProvenMask (causal, windowed or fully open), or FailedPrecondition whose message is the first failing check

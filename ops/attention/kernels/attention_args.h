@@ -19,6 +19,16 @@ struct StridedView {
   int64_t stride_seq = 0;
 };
 
+/// What a query row outputs when every key is hidden to it (by the
+/// structural masks and -inf bias entries together). A fused op must give
+/// what the subgraph it replaces gives there.
+enum class MaskedRows {
+  kZeros,    // zeros (ONNX Attention in Attune; never NaN)
+  kNaN,      // NaN, as softmax over a row of -inf scores gives
+  kUniform,  // equal weights over all kv_len keys (the mean of V), as softmax
+             // gives over a row whose scores all equal one finite fill value
+};
+
 struct AttentionArgs {
   int64_t batch = 0;
   int64_t q_heads = 0;
@@ -51,12 +61,14 @@ struct AttentionArgs {
   int64_t window = 0;
 
   /// Optional additive bias (mask) [batch][q_heads][q_len][kv_len], last dim
-  /// contiguous, strides 0 to broadcast; -inf hides a key.
+  /// contiguous, strides 0 to broadcast; -inf hides a key. Finite entries
+  /// are added as they are, however large (finfo.min never becomes -inf).
   StridedView bias;
   /// Optional per-batch count of valid keys (keys j >= kv_valid_len[b] hidden).
   const int64_t* kv_valid_len = nullptr;
 
-  /// A query row that sees no key at all outputs zeros (never NaN).
+  /// A query row that sees no key at all outputs this.
+  MaskedRows masked_rows = MaskedRows::kZeros;
   int threads = 1;
 };
 

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <limits>
 
 #include "ops/attention/kernels/attention_args.h"
 
@@ -47,6 +49,31 @@ inline float* OutputRow(const AttentionArgs& a, int64_t b, int64_t h, int64_t i)
 }
 /// The kv head query head `h` reads (GQA: consecutive query heads share one).
 inline int64_t KvHeadOf(const AttentionArgs& a, int64_t h) { return h / (a.q_heads / a.kv_heads); }
+
+/// Writes output row (b, h, i) of a query that sees no key, as
+/// a.masked_rows says (the mean of V is accumulated in double). Without any
+/// key at all (kv_len 0) the row is zeros whatever the policy: the
+/// subgraph's P·V then sums over nothing.
+inline void WriteMaskedRow(const AttentionArgs& a, int64_t b, int64_t h, int64_t i) {
+  float* y = OutputRow(a, b, h, i);
+  switch (a.kv_len == 0 ? MaskedRows::kZeros : a.masked_rows) {
+    case MaskedRows::kZeros:
+      std::fill(y, y + a.v_head_dim, 0.0f);
+      return;
+    case MaskedRows::kNaN:
+      std::fill(y, y + a.v_head_dim, std::numeric_limits<float>::quiet_NaN());
+      return;
+    case MaskedRows::kUniform: {
+      const int64_t kvh = KvHeadOf(a, h);
+      for (int64_t d = 0; d < a.v_head_dim; ++d) {
+        double sum = 0.0;
+        for (int64_t j = 0; j < a.kv_len; ++j) sum += RowOf(a.v, b, kvh, j)[d];
+        y[d] = static_cast<float>(sum / static_cast<double>(a.kv_len));
+      }
+      return;
+    }
+  }
+}
 
 }  // namespace
 

@@ -200,12 +200,16 @@ void ApplySoftcap(const AttentionArgs& a, float* scores, int64_t count, int team
   }
 }
 
-/// Softmax of a row with no visible key is NaN in oneDNN; such rows are 0.
-void ZeroFullyMaskedRows(const AttentionArgs& a, float* probs, int64_t rows, int team) {
+/// Softmax of a row with no visible key is NaN in oneDNN; such rows get the
+/// probabilities that make P·V what a.masked_rows asks for (zeros, NaN, or
+/// equal weights for the mean of V).
+void FixFullyMaskedRows(const AttentionArgs& a, float* probs, int64_t rows, int team) {
+  if (a.masked_rows == MaskedRows::kNaN) return;
+  const float fill = a.masked_rows == MaskedRows::kUniform ? 1.0f / static_cast<float>(a.kv_len) : 0.0f;
 #pragma omp parallel for num_threads(team) schedule(static)
   for (int64_t r = 0; r < rows; ++r) {
     float* row = probs + r * a.kv_len;
-    if (std::isnan(row[0])) std::fill(row, row + a.kv_len, 0.0f);
+    if (std::isnan(row[0])) std::fill(row, row + a.kv_len, fill);
   }
 }
 
@@ -278,7 +282,7 @@ absl::Status RunAttentionOneDnn(const AttentionArgs& a) {
                                  {DNNL_ARG_DST, all},
                                  {DNNL_ARG_SCRATCHPAD, mem(p.softmax_scratch, scratch.data())}});
     }
-    if (m.present) ZeroFullyMaskedRows(a, scores.data(), rows, team);
+    if (m.present) FixFullyMaskedRows(a, scores.data(), rows, team);
     std::vector<uint8_t> pv_scratch = ScratchFor(p.pv_scratch);
     for (int64_t g = 0; g < groups; ++g) {
       p.pv.execute(stream, {{DNNL_ARG_SRC, mem(p.scores, scores.data() + g * group_scores)},

@@ -25,7 +25,9 @@ void ReferenceRow(const AttentionArgs& a, int64_t b, int64_t h, int64_t i, std::
     double dot = 0.0;
     for (int64_t d = 0; d < a.head_dim; ++d) dot += static_cast<double>(q[d]) * k[d];
     double s = dot * a.scale;
-    if (bias != nullptr) s += bias[j];
+    // The bias is added in float, as the subgraph's Add does: with a large
+    // bias (-1e9) that rounding is what makes a row of biased scores equal.
+    if (bias != nullptr) s = static_cast<float>(s) + bias[j];
     // A -inf bias hides the key even with softcap (tanh would map it to -softcap).
     if (a.softcap > 0.0f && s != kMasked) s = a.softcap * std::tanh(s / a.softcap);
     scores[j - keys.begin] = s;
@@ -33,8 +35,8 @@ void ReferenceRow(const AttentionArgs& a, int64_t b, int64_t h, int64_t i, std::
   }
 
   std::fill(acc.begin(), acc.end(), 0.0);
-  if (max_score == kMasked) {  // no visible key: zeros, not NaN
-    for (int64_t d = 0; d < a.v_head_dim; ++d) y[d] = 0.0f;
+  if (max_score == kMasked) {  // no visible key
+    WriteMaskedRow(a, b, h, i);
     return;
   }
   double sum = 0.0;

@@ -155,16 +155,22 @@ absl::Status RunDecode(const AttentionArgs& a, const FlashKernels& kernels) {
       const int64_t bk = x / rows, r = x % rows;
       const int64_t b = bk / a.kv_heads, kvh = bk % a.kv_heads;
       const float* first = partial.data() + (bk * chunks) * rows * part_stride + r * part_stride;
+      // The partial maxima are in natural units with a bias (flash_decode.h).
+      const float unit = a.bias.data != nullptr ? kLog2e : 1.0f;
       float m = -std::numeric_limits<float>::infinity();
       for (int64_t c = 0; c < chunks; ++c) m = std::max(m, first[c * rows * part_stride]);
-      float* y = OutputRow(a, b, kvh * group + r / a.q_len, r % a.q_len);
+      const int64_t head = kvh * group + r / a.q_len, row = r % a.q_len;
+      if (m == -std::numeric_limits<float>::infinity()) {  // no visible key
+        WriteMaskedRow(a, b, head, row);
+        continue;
+      }
+      float* y = OutputRow(a, b, head, row);
       std::fill(y, y + a.v_head_dim, 0.0f);
-      if (m == -std::numeric_limits<float>::infinity()) continue;  // no visible key: zeros
       float l = 0.0f;
       for (int64_t c = 0; c < chunks; ++c) {
         const float* p = first + c * rows * part_stride;
         if (p[0] == -std::numeric_limits<float>::infinity()) continue;
-        const float w = std::exp2(p[0] - m);
+        const float w = std::exp2((p[0] - m) * unit);
         l += w * p[1];
         for (int64_t d = 0; d < a.v_head_dim; ++d) y[d] += w * p[2 + d];
       }

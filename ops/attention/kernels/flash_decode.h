@@ -36,7 +36,13 @@ void DecodeChunk(const AttentionArgs& a, float log2_scale, const DecodeTask& tas
     std::fill(part + 2, part + part_stride, 0.0f);
   }
   const bool softcap = a.softcap > 0.0f;
-  const float cap = a.softcap * kLog2e;
+  // With a bias the scores are in natural units, scale·q·k + bias, so that a
+  // large bias (-1e4, finfo.min) rounds as the subgraph's Add does; the
+  // exponents are then (x - max)·log2e. Without one they are in log2 units.
+  const bool natural = a.bias.data != nullptr;
+  const float score_scale = natural ? a.scale : log2_scale;
+  const float unit = natural ? kLog2e : 1.0f;  // exp2 exponent per score unit
+  const float cap = natural ? a.softcap : a.softcap * kLog2e;
   const int64_t k_stride = a.k.stride_seq, v_stride = a.v.stride_seq;
   // K and V rows are strided (3 KB apart for B,T,H·D with 12 heads): the
   // hardware prefetchers do not follow them across pages, so each sub-block
@@ -69,8 +75,8 @@ void DecodeChunk(const AttentionArgs& a, float log2_scale, const DecodeTask& tas
       const float* bias = a.bias.data != nullptr ? RowOf(a.bias, task.batch, head, i) + j0 : nullptr;
       float block_max = kNegInf;
       for (j = lo - j0; j < hi - j0; ++j) {
-        float x = s[j] * log2_scale;
-        if (bias != nullptr) x += bias[j] * kLog2e;
+        float x = s[j] * score_scale;
+        if (bias != nullptr) x += bias[j];
         if (softcap && x != kNegInf) x = cap * std::tanh(x / cap);
         s[j] = x;
         block_max = std::max(block_max, x);
@@ -79,16 +85,17 @@ void DecodeChunk(const AttentionArgs& a, float log2_scale, const DecodeTask& tas
       float* part = task.partial + r * part_stride;
       if (block_max > part[0]) {
         if (part[0] != kNegInf) {
-          const float alpha = std::exp2(part[0] - block_max);
+          const float alpha = std::exp2((part[0] - block_max) * unit);
           part[1] *= alpha;
           for (int64_t d = 0; d < a.v_head_dim; ++d) part[2 + d] *= alpha;
         }
         part[0] = block_max;
       }
       const F m = V::Set1(part[0]);
+      const F unitv = V::Set1(unit);
       F sum = V::Zero();
       for (j = 0; j < kDecodeSubBlock; j += L) {
-        const F p = V::Exp2(V::Sub(V::Load(s + j), m));
+        const F p = V::Exp2(natural ? V::Mul(V::Sub(V::Load(s + j), m), unitv) : V::Sub(V::Load(s + j), m));
         V::Store(s + j, p);
         sum = V::Add(sum, p);
       }

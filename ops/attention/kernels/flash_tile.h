@@ -23,6 +23,7 @@
 namespace attune::attention::flash_detail {
 
 inline constexpr float kLog2e = 1.44269504088896340736f;
+inline constexpr float kLn2 = 0.69314718055994530942f;
 inline constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 /// block_q is at most this (stack arrays of per-row pointers).
 inline constexpr int kMaxBlockQ = 128;
@@ -261,23 +262,27 @@ void TileOutputPartial(const BlockContext& ctx, int64_t j0, int64_t nk) {
   }
 }
 
-/// Bias (scaled to log2 units), softcap, mask and tile max over St, for what
-/// the Q·Kᵀ epilogue did not do.
+/// Bias, softcap, mask and tile max over St, for what the Q·Kᵀ epilogue did
+/// not do. With a bias the scores leave this pass in natural units, S·ln2 +
+/// bias, so that adding a large bias (-1e4, finfo.min) rounds exactly as the
+/// subgraph's Add does; TileSoftmax<kNatural> then takes exp2((S - max)·log2e).
 template <class V>
 void TileScorePass(const BlockContext& ctx, int64_t j0, int64_t nk, bool mask) {
   using F = typename V::F;
   constexpr int64_t L = V::kLanes;
   const AttentionArgs& a = *ctx.args;
-  if (a.bias.data != nullptr) {
+  const bool natural = a.bias.data != nullptr;
+  if (natural) {
     const float* brow[kMaxBlockQ];
     for (int64_t i = 0; i < ctx.rows; ++i) brow[i] = RowOf(a.bias, ctx.batch, ctx.head, ctx.q_begin + i) + j0;
     for (int64_t j = 0; j < nk; ++j) {
       float* s = ctx.st + j * ctx.bq;
-      for (int64_t i = 0; i < ctx.rows; ++i) s[i] += brow[i][j] * kLog2e;
+      for (int64_t i = 0; i < ctx.rows; ++i) s[i] = s[i] * kLn2 + brow[i][j];
+      for (int64_t i = ctx.rows; i < ctx.bq; ++i) s[i] *= kLn2;  // padding lanes: same units
     }
   }
   const bool softcap = a.softcap > 0.0f;
-  const float cap = a.softcap * kLog2e;  // the cap in log2 units
+  const float cap = natural ? a.softcap : a.softcap * kLog2e;  // the cap in the scores' units
   const F inv_cap2 = V::Set1(2.0f / cap * kLog2e);
   const F one = V::Set1(1.0f), two = V::Set1(2.0f), capv = V::Set1(cap);
   for (int64_t j = 0; j < nk; ++j) {
@@ -299,17 +304,21 @@ void TileScorePass(const BlockContext& ctx, int64_t j0, int64_t nk, bool mask) {
 
 /// Online softmax step after the tile max is known: new running max,
 /// rescale of the sum and Ot where the max moved, P = exp2(S - max) in place
-/// and its row sums.
-template <class V, int NV>
+/// and its row sums. kNatural: S and max are in natural units (a bias was
+/// added), P = exp2((S - max)·log2e); the difference is exact before the
+/// multiply, so large biases cost no precision.
+template <class V, int NV, bool kNatural>
 void TileSoftmax(const BlockContext& ctx, int64_t nk, int64_t v_dim) {
   using F = typename V::F;
   constexpr int64_t L = V::kLanes;
   constexpr int64_t NQ = NV * L;
+  const F log2e = V::Set1(kLog2e);
+  auto exponent = [&](F d) { return kNatural ? V::Mul(d, log2e) : d; };
   for (int64_t c = 0; c < ctx.bq; c += L) {
     const F old_max = V::Load(ctx.max + c);
     const F new_max = V::Max(old_max, V::Load(ctx.tile_max + c));
     if (V::AnyDifferent(old_max, new_max)) {
-      const F alpha = V::Exp2(V::Sub(old_max, V::ZeroIfNegInf(new_max)));
+      const F alpha = V::Exp2(exponent(V::Sub(old_max, V::ZeroIfNegInf(new_max))));
       V::Store(ctx.sum + c, V::Mul(V::Load(ctx.sum + c), alpha));
       for (int64_t d = 0; d < v_dim; ++d) {
         float* o = ctx.ot + d * ctx.bq + c;
@@ -329,7 +338,7 @@ void TileSoftmax(const BlockContext& ctx, int64_t nk, int64_t v_dim) {
       float* s = ctx.st + j * ctx.bq + c;
 #pragma GCC unroll 4
       for (int v = 0; v < NV; ++v) {
-        const F p = V::Exp2(V::Sub(V::Load(s + v * L), m[v]));
+        const F p = V::Exp2(exponent(V::Sub(V::Load(s + v * L), m[v])));
         V::Store(s + v * L, p);
         sum[v] = V::Add(sum[v], p);
       }
@@ -424,7 +433,11 @@ void ProcessQueryBlock(const AttentionArgs& a, const FlashPlan& plan, const Flas
                  0.0f, ctx.st, bq);
       TileScorePass<V>(ctx, j0, nk, !full);
     }
-    TileSoftmax<V, NV>(ctx, nk, v_dim);
+    if (a.bias.data != nullptr) {
+      TileSoftmax<V, NV, true>(ctx, nk, v_dim);
+    } else {
+      TileSoftmax<V, NV, false>(ctx, nk, v_dim);
+    }
     if (native) {
       if (full) {
         TileOutputNative<V, MR, NV>(ctx, j0, nk);
@@ -439,7 +452,11 @@ void ProcessQueryBlock(const AttentionArgs& a, const FlashPlan& plan, const Flas
 
   for (int64_t i = 0; i < rows; ++i) {
     const float l = ctx.sum[i];
-    const float inv = l > 0.0f ? 1.0f / l : 0.0f;
+    if (!(l > 0.0f)) {  // no visible key
+      WriteMaskedRow(a, ctx.batch, ctx.head, ctx.q_begin + i);
+      continue;
+    }
+    const float inv = 1.0f / l;
     float* y = OutputRow(a, ctx.batch, ctx.head, ctx.q_begin + i);
     for (int64_t d = 0; d < v_dim; ++d) y[d] = ctx.ot[d * bq + i] * inv;
   }

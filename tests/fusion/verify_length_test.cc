@@ -1,0 +1,67 @@
+// Verify mode compares a planned rewrite with the subgraph it replaces at
+// sequence lengths beyond the lengths it is given (the replaced mask's
+// windows and constant offsets): a rewrite that differs only beyond 16
+// positions passes at the short sizes and fails at the long one.
+#include <limits>
+
+#include "engine/passes/attention/verify.h"
+#include "gtest/gtest.h"
+#include "ops/registry.h"
+#include "tests/common/graph_builder.h"
+
+namespace attune::testing {
+namespace {
+
+using attention::FusionPlan;
+using attention::PlannedNode;
+using attention::PlannedValue;
+using attention::VerifyFusionPlan;
+
+// y = Identity(x) for x [batch, seq, 4], and a plan that replaces y with
+// x[:, :16] next to 2 * x[:, 16:]: equal to y only while seq <= 16.
+struct Differs {
+  std::unique_ptr<Graph> graph;
+  FusionPlan plan;
+  Differs() {
+    GraphBuilder b(17);
+    Value* x = b.Input("x", ElementType::kFloat32, Dims({"batch", "seq", 4}));
+    b.Output(b.Node("Identity", {x}, {}, "y"));
+    graph = b.Build();
+    auto constant = [&](const std::string& key, Tensor t) {
+      plan.values.push_back({key, key, t.type(), std::nullopt, std::move(t)});
+      return "$" + key;
+    };
+    const std::string z = constant("z", Int64s({0})), at = constant("at", Int64s({16}));
+    const std::string end = constant("end", Int64s({std::numeric_limits<int64_t>::max()}));
+    const std::string axis = constant("axis", Int64s({1}));
+    const std::string two = constant("two", ScalarOf<float>(2.0f));
+    const std::string head = plan.AddValue("head", "head", ElementType::kFloat32, std::nullopt);
+    const std::string tail = plan.AddValue("tail", "tail", ElementType::kFloat32, std::nullopt);
+    const std::string twice = plan.AddValue("twice", "twice", ElementType::kFloat32, std::nullopt);
+    const std::string y = plan.AddValue("y2", "y2", ElementType::kFloat32, std::nullopt);
+    const std::string x_name = graph->inputs()[0]->name();
+    plan.nodes.push_back({"Slice", "", "head", {x_name, z, at, axis}, {head}, {}});
+    plan.nodes.push_back({"Slice", "", "tail", {x_name, at, end, axis}, {tail}, {}});
+    plan.nodes.push_back({"Mul", "", "twice", {tail, two}, {twice}, {}});
+    PlannedNode concat{"Concat", "", "joined", {head, twice}, {y}, {}};
+    concat.attributes.Set("axis", int64_t{1});
+    plan.nodes.push_back(std::move(concat));
+    plan.replace.emplace_back(graph->outputs()[0]->name(), y);
+  }
+};
+
+TEST(VerifyLengthTest, ComparesBeyondTheGivenLengths) {
+  Differs d;
+  auto short_only = VerifyFusionPlan(*d.graph, d.plan, DefaultKernelRegistry(), {});
+  ASSERT_TRUE(short_only.ok()) << short_only.status();
+  EXPECT_EQ(short_only->max_abs, 0.0) << "the short sizes (11, 3) do not reach position 16";
+  EXPECT_EQ(short_only->longest_sequence, 11);
+
+  auto beyond = VerifyFusionPlan(*d.graph, d.plan, DefaultKernelRegistry(), {}, {19});
+  ASSERT_TRUE(beyond.ok()) << beyond.status();
+  EXPECT_GT(beyond->max_abs, 0.0);
+  EXPECT_EQ(beyond->longest_sequence, 19);
+}
+
+}  // namespace
+}  // namespace attune::testing
