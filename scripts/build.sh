@@ -6,8 +6,8 @@ kind=${1:-release}
 shift || true
 case "$kind" in
   release) dir="$root/build"; flags=(-DCMAKE_BUILD_TYPE=Release) ;;
-  asan) dir="$root/build-asan"; flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1" -DATTUNE_SANITIZE=ON -DATTUNE_BUILD_BENCHMARKS=OFF -DATTUNE_BUILD_TOOLS=OFF "-DATTUNE_TEST_SKIP_DIRS=passes;pattern") ;;
-  tsan) dir="$root/build-tsan"; flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1" -DATTUNE_TSAN=ON -DATTUNE_BUILD_BENCHMARKS=OFF) ;;
+  asan) dir="$root/build-asan"; flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1" -DATTUNE_SANITIZE=ON -DATTUNE_BUILD_BENCHMARKS=OFF -DATTUNE_BUILD_PYTHON=OFF -DATTUNE_BUILD_TOOLS=OFF "-DATTUNE_TEST_SKIP_DIRS=passes;pattern") ;;
+  tsan) dir="$root/build-tsan"; flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1" -DATTUNE_TSAN=ON -DATTUNE_BUILD_BENCHMARKS=OFF -DATTUNE_BUILD_PYTHON=OFF) ;;
   *) echo "usage: build.sh [release|asan|tsan] [targets...]" >&2; exit 2 ;;
 esac
 cmake -S "$root" -B "$dir" "${flags[@]}" > "$dir.configure.log" 2>&1 || { cat "$dir.configure.log"; exit 1; }

@@ -13,7 +13,14 @@ if [ -z "$build" ]; then
     > "$build.configure.log" 2>&1 || { cat "$build.configure.log"; exit 1; }
 fi
 build=$(cd "$build" && pwd)
-cmake --build "$build" -j "$(nproc)" --target attune
+# The Python module is installed with the library when the build has it (ATTUNE_BUILD_PYTHON).
+targets=(attune)
+python_module=0
+if grep -q '^ATTUNE_BUILD_PYTHON:BOOL=ON' "$build/CMakeCache.txt"; then
+  targets+=(attune_python)
+  python_module=1
+fi
+cmake --build "$build" -j "$(nproc)" --target "${targets[@]}"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/attune-install.XXXXXX")
 trap 'rm -rf "$work"' EXIT
@@ -58,6 +65,15 @@ echo "== hello"
 out=$("$work/hello/hello" "$root/models/mha_causal/model.onnx")
 echo "$out"
 [ "$out" = "y: float32[2, 2, 64]" ] || fail "unexpected hello output"
+
+if [ "$python_module" = 1 ]; then
+  echo "== the Python module from the prefix alone"
+  site="$prefix/lib/python3/dist-packages"
+  out=$(cd "$work" && PYTHONPATH="$site" /usr/bin/python3 -c \
+    "import attune; s = attune.InferenceSession('$root/models/mha_causal/model.onnx'); print(s.get_inputs()[0].shape)") \
+    || fail "import attune from $site"
+  [ "$out" = "['batch', 'seq', 64]" ] || fail "unexpected Python output: $out"
+fi
 
 echo "== hello through pkg-config"
 flags=$(PKG_CONFIG_PATH="$libdir/pkgconfig" pkg-config --cflags --libs attune) || fail "pkg-config attune"

@@ -14,6 +14,8 @@ packages=(
   nlohmann-json3-dev                        # find_package(nlohmann_json)
   graphviz                                  # dot: the CLI tests render `inspect --format dot`
   libonnx-testdata                          # ONNX 1.12 backend node tests, used when ../shared is absent
+  python3-dev pybind11-dev                  # find_package(pybind11): the Python module, python/
+  python3-numpy python3-pytest              # the module's arrays and its pytest suite, tests/python/
 )
 missing=()
 for p in "${packages[@]}"; do
