@@ -51,7 +51,9 @@ TEST(RmsNormTest, AllTypesAndShapes) {
 
 // The rows of LayerNormTest.IllConditionedRowsMatchFloat64 (mean near 4000,
 // spread 0.1): RMS divides by the root mean square, which is well conditioned
-// there; the output (near 1) stays within a few float ulps of float64.
+// there. The float32 sum of 768 squares carries about √768 rounding steps
+// (≈ 3e-6 relative at worst): the bound is 4e-6, 30 float ulps at 1.0; builds
+// measured 0.9e-6 (-O3) and 1.07e-6 (-O1, the sanitizer build).
 TEST(RmsNormTest, LargeMeanRowsMatchFloat64) {
   const std::vector<int64_t> shape{16, 768};
   std::vector<double> x = RandomValues(Count(shape), 41);
@@ -66,7 +68,7 @@ TEST(RmsNormTest, LargeMeanRowsMatchFloat64) {
   auto out = RunKernel(call);
   ASSERT_TRUE(out.ok()) << out.status();
   const std::vector<double> got = ToDoubles((*out)[0]);
-  for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want.y[i], 1e-6) << i;
+  for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want.y[i], 4e-6) << i;
 }
 
 // x = [3, 4]: mean square 12.5, y = x / sqrt(12.5) · scale.
