@@ -55,6 +55,19 @@ std::unique_ptr<Graph> TiedEmbeddingGraph() {
   return b.Build();
 }
 
+// MatMul(a, Transpose(w)) of two graph inputs, optimised: {graph, optimised}.
+std::pair<std::unique_ptr<Graph>, std::unique_ptr<Graph>> InputProduct(SymbolicShape a_shape, SymbolicShape w_shape) {
+  GraphBuilder b;
+  Value* a = b.Input("a", ElementType::kFloat32, std::move(a_shape));
+  Value* w = b.Input("w", ElementType::kFloat32, std::move(w_shape));
+  Value* wt = b.Node("Transpose", {w}, Attrs({{"perm", std::vector<int64_t>{1, 0}}}));
+  b.Output(b.Node("MatMul", {a, wt}));
+  auto graph = b.Build();
+  auto optimised = graph->Clone();
+  EXPECT_TRUE(Optimise(*optimised).ok());
+  return {std::move(graph), std::move(optimised)};
+}
+
 TEST(TransposedMatMul, TiedEmbeddingIsReadInPlace) {
   auto graph = TiedEmbeddingGraph();
   auto optimised = graph->Clone();
@@ -104,14 +117,7 @@ TEST(TransposedMatMul, BatchedAndBroadcastOperands) {
 // (70 is not a multiple of the 16 lanes), at one and two threads.
 TEST(TransposedMatMul, FewRowsAsDotProducts) {
   for (int64_t rows : {1, 3, 4, 5}) {
-    GraphBuilder b;
-    Value* a = b.Input("a", ElementType::kFloat32, Dims({1, "rows", 70}));
-    Value* w = b.Input("w", ElementType::kFloat32, Dims({4099, 70}));
-    Value* wt = b.Node("Transpose", {w}, Attrs({{"perm", std::vector<int64_t>{1, 0}}}));
-    b.Output(b.Node("MatMul", {a, wt}));
-    auto graph = b.Build();
-    auto optimised = graph->Clone();
-    ASSERT_TRUE(Optimise(*optimised).ok());
+    auto [graph, optimised] = InputProduct(Dims({1, "rows", 70}), Dims({4099, 70}));
     ASSERT_EQ(CountOps(*optimised, "FusedMatMul"), 1);
     ExpectSameResults(*graph, *optimised, {PseudoRandom({1, rows, 70}, 10), PseudoRandom({4099, 70}, 9)});
   }
@@ -157,14 +163,7 @@ TEST(TransposedMatMul, SharedTransposeStaysForItsOtherReader) {
 
 // A product whose shapes do not fit fails fused as it fails unfused.
 TEST(TransposedMatMul, MismatchedInnerDimsStillFail) {
-  GraphBuilder b;
-  Value* a = b.Input("a", ElementType::kFloat32, Dims({"m", "k"}));
-  Value* w = b.Input("w", ElementType::kFloat32, Dims({"n", "k2"}));
-  Value* wt = b.Node("Transpose", {w}, Attrs({{"perm", std::vector<int64_t>{1, 0}}}));
-  b.Output(b.Node("MatMul", {a, wt}));
-  auto graph = b.Build();
-  auto optimised = graph->Clone();
-  ASSERT_TRUE(Optimise(*optimised).ok());
+  auto [graph, optimised] = InputProduct(Dims({"m", "k"}), Dims({"n", "k2"}));
   ASSERT_EQ(CountOps(*optimised, "FusedMatMul"), 1);
   const std::vector<Tensor> bad = {PseudoRandom({4, 6}, 7), PseudoRandom({5, 3}, 8)};
   auto unfused = RunGraph(*graph, DefaultKernelRegistry(), bad);
