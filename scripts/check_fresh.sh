@@ -93,7 +93,7 @@ run_in_root() {
   if grep -q "tests passed" "$log"; then
     # The suite's verdict, its failures, and each reason for a skip (the names are in the log).
     grep -E "tests passed|^[[:space:]]+[0-9]+ - .*\((Failed|Timeout|SEGFAULT|Subprocess)" "$log" | sed 's/^/      | /' | tee -a "$summary"
-    grep -E "^Skipped tests|^  [^ ]" "$log" | sed 's/^/      | /' | tee -a "$summary"
+    awk '/^Skipped tests/ { on = 1; print; next } on && /^  [^ ]/' "$log" | sed 's/^/      | /' | tee -a "$summary"
   else
     tail -n 4 "$log" | sed 's/^/      | /' | tee -a "$summary"
   fi
