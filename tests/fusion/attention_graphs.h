@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/passes/pass_manager.h"
 #include "tests/common/graph_builder.h"
 #include "tests/common/torch_export_graphs.h"
 
@@ -315,6 +316,24 @@ inline std::unique_ptr<Graph> BuildAttentionGraph(const AttentionGraphSpec& s) {
 }
 
 /// Inputs for the graph at (batch 2, seq t, past p).
+/// A built attention graph after the default pipeline (fused, with verify mode, or
+/// not), its fusion report and the pipeline's status.
+struct OptimisedAttentionGraph {
+  std::unique_ptr<Graph> graph;
+  FusionReport report;
+  absl::Status status;
+};
+inline OptimisedAttentionGraph OptimiseAttentionGraph(const AttentionGraphSpec& spec, bool fuse) {
+  OptimisedAttentionGraph r;
+  r.graph = BuildAttentionGraph(spec);
+  PassContext context;
+  context.registry = &DefaultKernelRegistry();
+  context.report = &r.report;
+  context.verify_fusion = fuse;
+  r.status = DefaultPipeline(fuse)->Run(*r.graph, context);
+  return r;
+}
+
 inline std::vector<Tensor> AttentionGraphInputs(const AttentionGraphSpec& s, int64_t t, int64_t p) {
   const int64_t heads = s.single_head ? 1 : s.heads;
   const int64_t kv_heads = s.single_head ? 1 : s.kv_heads;

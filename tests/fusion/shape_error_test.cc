@@ -16,22 +16,9 @@ namespace {
 
 using Spec = AttentionGraphSpec;
 
-struct Optimised {
-  std::unique_ptr<Graph> graph;
-  FusionReport report;
-  absl::Status status;
-};
+using Optimised = OptimisedAttentionGraph;
 
-Optimised Optimise(const Spec& spec, bool fuse) {
-  Optimised r;
-  r.graph = BuildAttentionGraph(spec);
-  PassContext context;
-  context.registry = &DefaultKernelRegistry();
-  context.report = &r.report;
-  context.verify_fusion = fuse;
-  r.status = DefaultPipeline(fuse)->Run(*r.graph, context);
-  return r;
-}
+Optimised Optimise(const Spec& spec, bool fuse) { return OptimiseAttentionGraph(spec, fuse); }
 
 TEST(ShapeErrorTest, HeadsThatCannotBroadcastAreNotGroupedQueryAttention) {
   Spec spec;
