@@ -3,6 +3,7 @@
 # only exported symbols are the public API (ATTUNE_API).
 
 file(GLOB_RECURSE ATTUNE_ALL_SOURCES CONFIGURE_DEPENDS
+  ${PROJECT_SOURCE_DIR}/core/*.cc
   ${PROJECT_SOURCE_DIR}/engine/*.cc
   ${PROJECT_SOURCE_DIR}/ops/*.cc
   ${PROJECT_SOURCE_DIR}/importer/*.cc)

@@ -6,9 +6,9 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "engine/common/escape.h"
-#include "engine/common/log.h"
-#include "engine/common/status_macros.h"
+#include "core/common/escape.h"
+#include "core/common/log.h"
+#include "core/common/status_macros.h"
 #include "engine/passes/pass_manager.h"
 #include "ops/registry.h"
 

@@ -5,7 +5,7 @@
 
 #include "absl/status/statusor.h"
 #include "attune/fusion_report.h"
-#include "engine/ir/graph.h"
+#include "core/ir/graph.h"
 #include "ops/kernel.h"
 #include "ops/registry.h"
 

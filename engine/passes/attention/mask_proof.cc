@@ -6,11 +6,11 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "engine/common/status_macros.h"
-#include "engine/pattern/constants.h"
-#include "engine/passes/attention/dim_binding.h"
+#include "core/common/status_macros.h"
 #include "engine/passes/attention/probe_lengths.h"
-#include "engine/passes/attention/shape_subgraph.h"
+#include "engine/pattern/constants.h"
+#include "engine/rewrite/dim_binding.h"
+#include "engine/rewrite/shape_subgraph.h"
 
 namespace attune::attention {
 namespace {

@@ -1,11 +1,11 @@
-#include "engine/ir/graph.h"
+#include "core/ir/graph.h"
 
 #include <algorithm>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
-#include "engine/common/escape.h"
-#include "engine/common/strings.h"
+#include "core/common/escape.h"
+#include "core/common/strings.h"
 
 namespace attune {
 

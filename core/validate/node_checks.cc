@@ -1,4 +1,4 @@
-#include "engine/validate/node_checks.h"
+#include "core/validate/node_checks.h"
 
 #include <cstdint>
 #include <optional>
@@ -9,9 +9,9 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "engine/common/escape.h"
-#include "engine/common/status_macros.h"
-#include "engine/common/strings.h"
+#include "core/common/escape.h"
+#include "core/common/status_macros.h"
+#include "core/common/strings.h"
 
 namespace attune::validate {
 namespace {

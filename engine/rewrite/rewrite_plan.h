@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "engine/ir/graph.h"
+#include "core/ir/graph.h"
 
-namespace attune::attention {
+namespace attune {
 
 /// A value the plan creates; nodes refer to it as "$" + key.
 struct PlannedValue {
@@ -32,7 +32,7 @@ struct PlannedNode {
   Attributes attributes;
 };
 
-struct FusionPlan {
+struct RewritePlan {
   std::vector<PlannedValue> values;
   std::vector<PlannedNode> nodes;
   /// Existing value name -> "$key" that takes over all its uses. Uses by nodes
@@ -51,6 +51,6 @@ struct AppliedPlan {
 };
 
 /// Makes the rewrite; InvalidArgument if a referenced value does not exist.
-absl::StatusOr<AppliedPlan> ApplyFusionPlan(Graph& graph, const FusionPlan& plan);
+absl::StatusOr<AppliedPlan> ApplyRewritePlan(Graph& graph, const RewritePlan& plan);
 
-}  // namespace attune::attention
+}  // namespace attune

@@ -7,12 +7,12 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "engine/ir/graph.h"
-#include "engine/passes/attention/fusion_plan.h"
+#include "core/ir/graph.h"
+#include "engine/rewrite/rewrite_plan.h"
 #include "ops/kernel.h"
 #include "ops/registry.h"
 
-namespace attune::attention {
+namespace attune {
 
 struct VerifyErrors {
   double max_abs = 0.0;
@@ -26,8 +26,8 @@ struct VerifyErrors {
 /// offsets, so that what a window hides is part of the comparison) and at
 /// two short sizes; every size the unfused graph runs at is compared (a mask
 /// buffer may stop it at the long ones), and at least one must run.
-absl::StatusOr<VerifyErrors> VerifyFusionPlan(const Graph& graph, const FusionPlan& plan,
+absl::StatusOr<VerifyErrors> VerifyRewritePlan(const Graph& graph, const RewritePlan& plan,
                                               const KernelRegistry& registry, const ExecOptions& options,
                                               const std::vector<int64_t>& long_lengths = {});
 
-}  // namespace attune::attention
+}  // namespace attune

@@ -1,4 +1,4 @@
-#include "engine/common/log.h"
+#include "core/common/log.h"
 
 #include <atomic>
 #include <cstdio>

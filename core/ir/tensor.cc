@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "engine/memory/buffer_pool.h"
+#include "core/memory/buffer_pool.h"
 
 namespace attune {
 namespace {

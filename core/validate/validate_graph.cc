@@ -1,12 +1,12 @@
-#include "engine/validate/validate_graph.h"
+#include "core/validate/validate_graph.h"
 
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "engine/common/status_macros.h"
-#include "engine/exec/run_node.h"
-#include "engine/validate/node_checks.h"
-#include "engine/validate/op_arity.h"
+#include "core/common/status_macros.h"
+#include "core/validate/node_checks.h"
+#include "core/validate/op_arity.h"
+#include "ops/run_node.h"
 
 namespace attune {
 namespace {

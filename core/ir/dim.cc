@@ -1,4 +1,4 @@
-#include "engine/ir/dim.h"
+#include "core/ir/dim.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"

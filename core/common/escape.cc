@@ -1,4 +1,4 @@
-#include "engine/common/escape.h"
+#include "core/common/escape.h"
 
 namespace attune {
 

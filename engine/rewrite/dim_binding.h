@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "engine/ir/dim.h"
+#include "core/ir/dim.h"
 
-namespace attune::attention {
+namespace attune {
 
 class DimBinding {
  public:
@@ -34,4 +34,4 @@ std::set<std::string> SymbolsOf(const Dim& dim);
 /// True when the dim is one bare identifier ("seq"), not an expression.
 bool IsPlainSymbol(const Dim& dim);
 
-}  // namespace attune::attention
+}  // namespace attune

@@ -8,12 +8,12 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "core/ir/graph.h"
 #include "engine/exec/plan.h"
-#include "engine/ir/graph.h"
-#include "engine/passes/attention/dim_binding.h"
+#include "engine/rewrite/dim_binding.h"
 #include "ops/registry.h"
 
-namespace attune::attention {
+namespace attune {
 
 class ShapeSubgraph {
  public:
@@ -44,4 +44,4 @@ class ShapeSubgraph {
   std::shared_ptr<Plan> plan_;
 };
 
-}  // namespace attune::attention
+}  // namespace attune

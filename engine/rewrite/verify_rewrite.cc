@@ -1,4 +1,4 @@
-#include "engine/passes/attention/verify.h"
+#include "engine/rewrite/verify_rewrite.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,12 +7,12 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "engine/common/status_macros.h"
+#include "core/common/status_macros.h"
 #include "engine/exec/plan.h"
 #include "engine/pattern/constants.h"
-#include "engine/passes/attention/dim_binding.h"
+#include "engine/rewrite/dim_binding.h"
 
-namespace attune::attention {
+namespace attune {
 namespace {
 
 // Sizes for the symbolic dims: small, with a causal offset and several rows,
@@ -96,12 +96,12 @@ absl::Status Compare(const std::vector<Tensor>& out_a, const std::vector<Tensor>
 
 }  // namespace
 
-absl::StatusOr<VerifyErrors> VerifyFusionPlan(const Graph& graph, const FusionPlan& plan,
+absl::StatusOr<VerifyErrors> VerifyRewritePlan(const Graph& graph, const RewritePlan& plan,
                                               const KernelRegistry& registry, const ExecOptions& options,
                                               const std::vector<int64_t>& long_lengths) {
   std::unique_ptr<Graph> original = graph.Clone();
   std::unique_ptr<Graph> fused = graph.Clone();
-  ASSIGN_OR_RETURN(AppliedPlan applied, ApplyFusionPlan(*fused, plan));
+  ASSIGN_OR_RETURN(AppliedPlan applied, ApplyRewritePlan(*fused, plan));
   // Compare each replaced value with what replaces it, as extra outputs.
   for (const auto& [from, to] : plan.replace) {
     Value* a = original->FindValue(from);
@@ -147,4 +147,4 @@ absl::StatusOr<VerifyErrors> VerifyFusionPlan(const Graph& graph, const FusionPl
   return errors;
 }
 
-}  // namespace attune::attention
+}  // namespace attune

@@ -1,14 +1,14 @@
-#include "engine/passes/attention/shape_subgraph.h"
+#include "engine/rewrite/shape_subgraph.h"
 
 #include <algorithm>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
-#include "engine/common/status_macros.h"
+#include "core/common/status_macros.h"
 #include "engine/pattern/constants.h"
 
-namespace attune::attention {
+namespace attune {
 namespace {
 
 bool IsShapeReader(const Node& n) { return n.domain().empty() && (n.op_type() == "Shape" || n.op_type() == "Size"); }
@@ -118,4 +118,4 @@ absl::StatusOr<Tensor> ShapeSubgraph::Evaluate(const DimBinding& binding, const 
   return outputs.at(0);
 }
 
-}  // namespace attune::attention
+}  // namespace attune

@@ -1,11 +1,11 @@
-#include "engine/passes/attention/fusion_plan.h"
+#include "engine/rewrite/rewrite_plan.h"
 
 #include <algorithm>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 
-namespace attune::attention {
+namespace attune {
 namespace {
 
 // Every node whose outputs `roots` (transitively) read.
@@ -24,13 +24,13 @@ absl::flat_hash_set<const Node*> AncestorsOf(const std::vector<Value*>& roots) {
 
 }  // namespace
 
-std::string FusionPlan::AddValue(const std::string& key, const std::string& name_hint, ElementType type,
+std::string RewritePlan::AddValue(const std::string& key, const std::string& name_hint, ElementType type,
                                  std::optional<SymbolicShape> shape) {
   values.push_back({key, name_hint, type, std::move(shape), std::nullopt});
   return "$" + key;
 }
 
-absl::StatusOr<AppliedPlan> ApplyFusionPlan(Graph& graph, const FusionPlan& plan) {
+absl::StatusOr<AppliedPlan> ApplyRewritePlan(Graph& graph, const RewritePlan& plan) {
   AppliedPlan applied;
   std::map<std::string, Value*> created;
   for (const PlannedValue& pv : plan.values) {
@@ -125,4 +125,4 @@ absl::StatusOr<AppliedPlan> ApplyFusionPlan(Graph& graph, const FusionPlan& plan
   return applied;
 }
 
-}  // namespace attune::attention
+}  // namespace attune

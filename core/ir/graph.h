@@ -14,8 +14,8 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "attune/tensor.h"
-#include "engine/ir/attribute.h"
-#include "engine/ir/dim.h"
+#include "core/ir/attribute.h"
+#include "core/ir/dim.h"
 
 namespace attune {
 

@@ -1,8 +1,8 @@
-#include "engine/exec/run_node.h"
+#include "ops/run_node.h"
 
 #include "absl/strings/str_cat.h"
-#include "engine/common/escape.h"
-#include "engine/common/status_macros.h"
+#include "core/common/escape.h"
+#include "core/common/status_macros.h"
 
 namespace attune {
 

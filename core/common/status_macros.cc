@@ -1,7 +1,7 @@
-#include "engine/common/status_macros.h"
+#include "core/common/status_macros.h"
 
 #include "absl/strings/str_cat.h"
-#include "engine/common/strings.h"
+#include "core/common/strings.h"
 
 namespace attune {
 

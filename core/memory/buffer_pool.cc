@@ -1,4 +1,4 @@
-#include "engine/memory/buffer_pool.h"
+#include "core/memory/buffer_pool.h"
 
 #include <bit>
 #include <cstdlib>

@@ -1,11 +1,11 @@
-#include "engine/validate/op_arity.h"
+#include "core/validate/op_arity.h"
 
 #include <string>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
-#include "engine/common/strings.h"
+#include "core/common/strings.h"
 
 namespace attune {
 namespace {

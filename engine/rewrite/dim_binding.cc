@@ -1,8 +1,8 @@
-#include "engine/passes/attention/dim_binding.h"
+#include "engine/rewrite/dim_binding.h"
 
 #include <cctype>
 
-namespace attune::attention {
+namespace attune {
 namespace {
 
 bool IsIdentStart(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
@@ -163,4 +163,4 @@ bool IsPlainSymbol(const Dim& dim) {
   return true;
 }
 
-}  // namespace attune::attention
+}  // namespace attune

@@ -1,9 +1,9 @@
-#include "engine/ir/attribute.h"
+#include "core/ir/attribute.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "engine/common/escape.h"
-#include "engine/common/strings.h"
+#include "core/common/escape.h"
+#include "core/common/strings.h"
 
 namespace attune {
 
