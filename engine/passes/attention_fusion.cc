@@ -124,8 +124,8 @@ class AttentionFusionPass final : public Pass {
                                     absl::StrCat("not fused as causal: ", *rewrite->not_causal_reason)});
 
     FusionRecord record = rewrite->record;
-    if (context.verify_fusion && context.registry != nullptr) {
-      auto errors = VerifyRewritePlan(graph, rewrite->plan, *context.registry, probe.exec_options,
+    if (context.verify_fusion && context.evaluator != nullptr) {
+      auto errors = VerifyRewritePlan(graph, rewrite->plan, *context.evaluator, probe.exec_options,
                                                 rewrite->verify_lengths);
       if (errors.ok()) {
         record.verify_max_abs_error = errors->max_abs;

@@ -25,7 +25,7 @@ absl::flat_hash_set<const Node*> AncestorsOf(const std::vector<Value*>& roots) {
 }  // namespace
 
 std::string RewritePlan::AddValue(const std::string& key, const std::string& name_hint, ElementType type,
-                                 std::optional<SymbolicShape> shape) {
+                                  std::optional<SymbolicShape> shape) {
   values.push_back({key, name_hint, type, std::move(shape), std::nullopt});
   return "$" + key;
 }

@@ -93,11 +93,11 @@ absl::StatusOr<ShapeSubgraph> ShapeSubgraph::Cut(const Graph& graph, const Value
   return cut;
 }
 
-absl::StatusOr<Tensor> ShapeSubgraph::Evaluate(const DimBinding& binding, const KernelRegistry& registry,
+absl::StatusOr<Tensor> ShapeSubgraph::Evaluate(const DimBinding& binding, const SubgraphEvaluator& evaluator,
                                                const ExecOptions& options) {
-  if (plan_ == nullptr) {
-    ASSIGN_OR_RETURN(std::unique_ptr<Plan> plan, Plan::Compile(*graph_, registry, options));
-    plan_ = std::move(plan);
+  if (prepared_ == nullptr) {
+    ASSIGN_OR_RETURN(std::unique_ptr<PreparedSubgraph> prepared, evaluator.Prepare(*graph_, options));
+    prepared_ = std::move(prepared);
   }
   std::vector<Tensor> inputs;
   for (const Value* source : sources_) {
@@ -114,7 +114,7 @@ absl::StatusOr<Tensor> ShapeSubgraph::Evaluate(const DimBinding& binding, const 
     ASSIGN_OR_RETURN(Tensor t, Tensor::Create(type, *dims, options.max_tensor_bytes));
     inputs.push_back(std::move(t));
   }
-  ASSIGN_OR_RETURN(std::vector<Tensor> outputs, plan_->Run(std::move(inputs)));
+  ASSIGN_OR_RETURN(std::vector<Tensor> outputs, prepared_->Evaluate(std::move(inputs)));
   return outputs.at(0);
 }
 

@@ -9,9 +9,8 @@
 
 #include "absl/status/statusor.h"
 #include "core/ir/graph.h"
-#include "engine/exec/plan.h"
 #include "engine/rewrite/dim_binding.h"
-#include "ops/registry.h"
+#include "engine/rewrite/subgraph_evaluator.h"
 
 namespace attune {
 
@@ -33,7 +32,7 @@ class ShapeSubgraph {
 
   /// Evaluates the value with zero tensors of the sources' shapes under `binding`.
   /// InvalidArgument when a source's shape cannot be evaluated.
-  absl::StatusOr<Tensor> Evaluate(const DimBinding& binding, const KernelRegistry& registry,
+  absl::StatusOr<Tensor> Evaluate(const DimBinding& binding, const SubgraphEvaluator& evaluator,
                                   const ExecOptions& options);
 
  private:
@@ -41,7 +40,7 @@ class ShapeSubgraph {
   std::vector<const Node*> nodes_;
   int64_t sliced_buffer_length_ = 0;
   std::shared_ptr<Graph> graph_;
-  std::shared_ptr<Plan> plan_;
+  std::shared_ptr<PreparedSubgraph> prepared_;
 };
 
 }  // namespace attune

@@ -8,7 +8,6 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "core/common/status_macros.h"
-#include "engine/exec/plan.h"
 #include "engine/pattern/constants.h"
 #include "engine/rewrite/dim_binding.h"
 
@@ -97,7 +96,7 @@ absl::Status Compare(const std::vector<Tensor>& out_a, const std::vector<Tensor>
 }  // namespace
 
 absl::StatusOr<VerifyErrors> VerifyRewritePlan(const Graph& graph, const RewritePlan& plan,
-                                              const KernelRegistry& registry, const ExecOptions& options,
+                                              const SubgraphEvaluator& evaluator, const ExecOptions& options,
                                               const std::vector<int64_t>& long_lengths) {
   std::unique_ptr<Graph> original = graph.Clone();
   std::unique_ptr<Graph> fused = graph.Clone();
@@ -111,8 +110,8 @@ absl::StatusOr<VerifyErrors> VerifyRewritePlan(const Graph& graph, const Rewrite
     fused->AddOutput(b);
   }
 
-  ASSIGN_OR_RETURN(std::unique_ptr<Plan> plan_a, Plan::Compile(*original, registry, options));
-  ASSIGN_OR_RETURN(std::unique_ptr<Plan> plan_b, Plan::Compile(*fused, registry, options));
+  ASSIGN_OR_RETURN(std::unique_ptr<PreparedSubgraph> plan_a, evaluator.Prepare(*original, options));
+  ASSIGN_OR_RETURN(std::unique_ptr<PreparedSubgraph> plan_b, evaluator.Prepare(*fused, options));
   // Every size the unfused graph runs at is compared (a mask buffer may stop
   // it at the long ones); at least one must run.
   absl::Status last = absl::UnknownError("no sizes tried");
@@ -133,12 +132,12 @@ absl::StatusOr<VerifyErrors> VerifyRewritePlan(const Graph& graph, const Rewrite
       ASSIGN_OR_RETURN(Tensor t, RandomInput(*in, binding, rng, options));
       inputs.push_back(std::move(t));
     }
-    absl::StatusOr<std::vector<Tensor>> out_a = plan_a->Run(inputs);
+    absl::StatusOr<std::vector<Tensor>> out_a = plan_a->Evaluate(inputs);
     if (!out_a.ok()) {
       last = out_a.status();
       continue;
     }
-    ASSIGN_OR_RETURN(std::vector<Tensor> out_b, plan_b->Run(inputs));
+    ASSIGN_OR_RETURN(std::vector<Tensor> out_b, plan_b->Evaluate(inputs));
     RETURN_IF_ERROR(Compare(*out_a, out_b, plan.replace.size(), errors));
     errors.longest_sequence = std::max(errors.longest_sequence, sizes.other);
     compared = true;

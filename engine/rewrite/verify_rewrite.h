@@ -10,7 +10,7 @@
 #include "core/ir/graph.h"
 #include "engine/rewrite/rewrite_plan.h"
 #include "ops/kernel.h"
-#include "ops/registry.h"
+#include "engine/rewrite/subgraph_evaluator.h"
 
 namespace attune {
 
@@ -27,7 +27,7 @@ struct VerifyErrors {
 /// two short sizes; every size the unfused graph runs at is compared (a mask
 /// buffer may stop it at the long ones), and at least one must run.
 absl::StatusOr<VerifyErrors> VerifyRewritePlan(const Graph& graph, const RewritePlan& plan,
-                                              const KernelRegistry& registry, const ExecOptions& options,
+                                              const SubgraphEvaluator& evaluator, const ExecOptions& options,
                                               const std::vector<int64_t>& long_lengths = {});
 
 }  // namespace attune

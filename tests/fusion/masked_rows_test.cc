@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "engine/exec/plan.h"
+#include "engine/exec/plan_evaluator.h"
 #include "engine/passes/pass_manager.h"
 #include "gtest/gtest.h"
 #include "ops/common/cpu_features.h"
@@ -109,6 +110,7 @@ TEST_P(MaskedRowsTest, FusedMatchesUnfusedOnRowsThatSeeNoKey) {
   auto fused = BuildAttentionGraph(spec);
   PassContext context;
   context.registry = &DefaultKernelRegistry();
+  context.evaluator = &DefaultSubgraphEvaluator();
   FusionReport report;
   context.report = &report;
   context.verify_fusion = true;

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "absl/strings/match.h"
+#include "engine/exec/plan_evaluator.h"
 #include "engine/passes/pass_manager.h"
 #include "gtest/gtest.h"
 #include "ops/registry.h"
@@ -27,6 +28,7 @@ Optimised Optimise(const Spec& spec, bool fuse) {
   r.graph = BuildAttentionGraph(spec);
   PassContext context;
   context.registry = &DefaultKernelRegistry();
+  context.evaluator = &DefaultSubgraphEvaluator();
   context.report = &r.report;
   context.verify_fusion = fuse;
   r.status = DefaultPipeline(fuse)->Run(*r.graph, context);

@@ -4,6 +4,7 @@
 // positions passes at the short sizes and fails at the long one.
 #include <limits>
 
+#include "engine/exec/plan_evaluator.h"
 #include "engine/rewrite/verify_rewrite.h"
 #include "gtest/gtest.h"
 #include "ops/registry.h"
@@ -52,12 +53,12 @@ struct Differs {
 
 TEST(VerifyLengthTest, ComparesBeyondTheGivenLengths) {
   Differs d;
-  auto short_only = VerifyRewritePlan(*d.graph, d.plan, DefaultKernelRegistry(), {});
+  auto short_only = VerifyRewritePlan(*d.graph, d.plan, DefaultSubgraphEvaluator(), {});
   ASSERT_TRUE(short_only.ok()) << short_only.status();
   EXPECT_EQ(short_only->max_abs, 0.0) << "the short sizes (11, 3) do not reach position 16";
   EXPECT_EQ(short_only->longest_sequence, 11);
 
-  auto beyond = VerifyRewritePlan(*d.graph, d.plan, DefaultKernelRegistry(), {}, {19});
+  auto beyond = VerifyRewritePlan(*d.graph, d.plan, DefaultSubgraphEvaluator(), {}, {19});
   ASSERT_TRUE(beyond.ok()) << beyond.status();
   EXPECT_GT(beyond->max_abs, 0.0);
   EXPECT_EQ(beyond->longest_sequence, 19);

@@ -152,10 +152,10 @@ std::variant<MaskDecision, Reason> DecideMask(const Graph& graph, const pattern:
   if (k.past != nullptr) request.past_len = DimOf(k.past, 2);
 
   Reason why;
-  if (ctx.registry == nullptr) {
-    why = "no kernel registry to evaluate the mask with";
+  if (ctx.evaluator == nullptr) {
+    why = "no subgraph evaluator to evaluate the mask with";
   } else {
-    auto proof = ProveCausalMask(graph, request, *ctx.registry, ctx.exec_options);
+    auto proof = ProveCausalMask(graph, request, *ctx.evaluator, ctx.exec_options);
     if (proof.ok()) {
       d.longest_constant = proof->longest_constant;
       if (proof->open) return d;  // hides nothing: no mask at all
