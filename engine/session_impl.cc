@@ -11,6 +11,7 @@
 #include "core/common/status_macros.h"
 #include "engine/exec/plan_evaluator.h"
 #include "engine/passes/pass_manager.h"
+#include "ops/attention/attention_backend.h"
 #include "ops/registry.h"
 
 namespace attune {
