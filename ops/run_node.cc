@@ -6,11 +6,6 @@
 
 namespace attune {
 
-int KernelOpsetFor(const Graph& graph, const Node& node) {
-  const int opset = graph.OpsetFor(node.domain());
-  return node.domain() != "" && opset == 0 ? 1 : opset;
-}
-
 absl::StatusOr<std::vector<Tensor>> RunNode(const Node& node, int opset, const std::vector<Tensor>& inputs,
                                             const KernelRegistry& registry, const RunNodeOptions& options) {
   const std::string label = absl::StrCat("node ", QuoteName(node.name()), " (", node.op_type(), ")");

@@ -1,5 +1,5 @@
-// Runs one node's kernel once, outside any Plan: constant folding and the mask
-// proofs evaluate single nodes (or cut-out subgraphs node by node) with it.
+// Runs one node's kernel once, outside any Plan: constant folding and shape
+// analysis evaluate single nodes with it.
 #pragma once
 
 #include <vector>
@@ -7,14 +7,11 @@
 #include "absl/status/statusor.h"
 #include "attune/tensor.h"
 #include "core/ir/graph.h"
+#include "core/ir/opset.h"
 #include "ops/kernel.h"
 #include "ops/registry.h"
 
 namespace attune {
-
-/// The opset a node's kernel is chosen by: the graph's import for its domain,
-/// 1 for a custom domain the model does not import (as Plan does).
-int KernelOpsetFor(const Graph& graph, const Node& node);
 
 struct RunNodeOptions {
   /// Show the inputs to the kernel factory as compile-time constants (as
