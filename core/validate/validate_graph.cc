@@ -4,9 +4,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/common/status_macros.h"
+#include "core/ir/opset.h"
 #include "core/validate/node_checks.h"
 #include "core/validate/op_arity.h"
-#include "ops/run_node.h"
 
 namespace attune {
 namespace {
