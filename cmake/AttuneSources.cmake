@@ -3,15 +3,33 @@
 # only exported symbols are the public API (ATTUNE_API).
 
 file(GLOB_RECURSE ATTUNE_ALL_SOURCES CONFIGURE_DEPENDS
+  ${PROJECT_SOURCE_DIR}/core/*.cc
   ${PROJECT_SOURCE_DIR}/engine/*.cc
   ${PROJECT_SOURCE_DIR}/ops/*.cc
   ${PROJECT_SOURCE_DIR}/importer/*.cc)
-set(ATTUNE_AVX2_SOURCES ${ATTUNE_ALL_SOURCES})
-list(FILTER ATTUNE_AVX2_SOURCES INCLUDE REGEX "_avx2\\.cc$")
-set(ATTUNE_AVX512_SOURCES ${ATTUNE_ALL_SOURCES})
-list(FILTER ATTUNE_AVX512_SOURCES INCLUDE REGEX "_avx512\\.cc$")
-set(ATTUNE_PORTABLE_SOURCES ${ATTUNE_ALL_SOURCES})
-list(FILTER ATTUNE_PORTABLE_SOURCES EXCLUDE REGEX "_(avx2|avx512)\\.cc$")
+
+# ISA sources by file name: <kernel>_avx2.cc gets the AVX2 flags,
+# <kernel>_avx512.cc the AVX-512 ones, and <kernel>_avx512<ext>.cc those plus
+# -mavx512<ext> (_avx512bf16.cc: -mavx512bf16). Each ISA is an object library
+# of its own. Any other library source with "_avx" in its name stops the
+# configure, so an ISA file cannot be built without its flags.
+set(ATTUNE_AVX2_FLAGS -mavx2 -mfma -mf16c)
+set(ATTUNE_AVX512_FLAGS -mavx512f -mavx512bw -mavx512vl -mavx512dq -mavx2 -mfma -mf16c)
+set(ATTUNE_PORTABLE_SOURCES)
+set(ATTUNE_ISAS)
+foreach(src ${ATTUNE_ALL_SOURCES})
+  get_filename_component(src_name ${src} NAME)
+  if(src_name MATCHES "_(avx2|avx512[a-z0-9]*)\\.cc$")
+    list(APPEND ATTUNE_ISAS ${CMAKE_MATCH_1})
+    list(APPEND ATTUNE_${CMAKE_MATCH_1}_SOURCES ${src})
+  elseif(src_name MATCHES "_avx")
+    message(FATAL_ERROR "${src}: an ISA source is named <kernel>_avx2.cc, <kernel>_avx512.cc "
+                        "or <kernel>_avx512<ext>.cc (e.g. _avx512bf16.cc), so that it gets its flags")
+  else()
+    list(APPEND ATTUNE_PORTABLE_SOURCES ${src})
+  endif()
+endforeach()
+list(REMOVE_DUPLICATES ATTUNE_ISAS)
 
 set(ATTUNE_PUBLIC_DEPS absl::status absl::statusor absl::span)
 set(ATTUNE_PRIVATE_DEPS
@@ -33,16 +51,20 @@ target_precompile_headers(attune_objs PRIVATE
   <algorithm> <cstdint> <functional> <map> <memory> <optional> <string> <vector>
   <absl/status/status.h> <absl/status/statusor.h> <absl/strings/str_cat.h> <absl/container/flat_hash_map.h>)
 set(ATTUNE_OBJECT_LIBS attune_objs)
-if(ATTUNE_AVX2_SOURCES)
-  attune_object_library(attune_objs_avx2 ${ATTUNE_AVX2_SOURCES})
-  target_compile_options(attune_objs_avx2 PRIVATE -mavx2 -mfma -mf16c)
-  list(APPEND ATTUNE_OBJECT_LIBS attune_objs_avx2)
-endif()
-if(ATTUNE_AVX512_SOURCES)
-  attune_object_library(attune_objs_avx512 ${ATTUNE_AVX512_SOURCES})
-  target_compile_options(attune_objs_avx512 PRIVATE -mavx512f -mavx512bw -mavx512vl -mavx512dq -mavx2 -mfma -mf16c)
-  list(APPEND ATTUNE_OBJECT_LIBS attune_objs_avx512)
-endif()
+foreach(isa ${ATTUNE_ISAS})
+  if(isa STREQUAL "avx2")
+    set(isa_flags ${ATTUNE_AVX2_FLAGS})
+  else()
+    string(REGEX REPLACE "^avx512" "" isa_ext ${isa})
+    set(isa_flags ${ATTUNE_AVX512_FLAGS})
+    if(isa_ext)
+      list(APPEND isa_flags -mavx512${isa_ext})
+    endif()
+  endif()
+  attune_object_library(attune_objs_${isa} ${ATTUNE_${isa}_SOURCES})
+  target_compile_options(attune_objs_${isa} PRIVATE ${isa_flags})
+  list(APPEND ATTUNE_OBJECT_LIBS attune_objs_${isa})
+endforeach()
 
 set(ATTUNE_OBJECTS)
 foreach(lib ${ATTUNE_OBJECT_LIBS})

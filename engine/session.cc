@@ -4,8 +4,8 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
-#include "engine/common/escape.h"
-#include "engine/common/status_macros.h"
+#include "core/common/escape.h"
+#include "core/common/status_macros.h"
 #include "engine/passes/pass_manager.h"
 #include "engine/session_impl.h"
 #include "importer/attention_export.h"

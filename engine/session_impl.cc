@@ -6,10 +6,12 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "engine/common/escape.h"
-#include "engine/common/log.h"
-#include "engine/common/status_macros.h"
+#include "core/common/escape.h"
+#include "core/common/log.h"
+#include "core/common/status_macros.h"
+#include "engine/exec/plan_evaluator.h"
 #include "engine/passes/pass_manager.h"
+#include "ops/attention/attention_backend.h"
 #include "ops/registry.h"
 
 namespace attune {
@@ -83,6 +85,8 @@ absl::StatusOr<std::unique_ptr<SessionImpl>> SessionImpl::Create(std::unique_ptr
   for (const std::string& name : options.disabled_passes) RETURN_IF_ERROR(pipeline->Disable(name));
   PassContext context;
   context.registry = &DefaultKernelRegistry();
+  const PlanEvaluator evaluator(DefaultKernelRegistry());
+  context.evaluator = &evaluator;
   context.exec_options = exec;
   context.report = &impl->report_;
   context.verify_fusion = options.verify_fusion;

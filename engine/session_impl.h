@@ -8,8 +8,8 @@
 
 #include "absl/status/statusor.h"
 #include "attune/session.h"
+#include "core/ir/graph.h"
 #include "engine/exec/plan.h"
-#include "engine/ir/graph.h"
 
 namespace attune {
 

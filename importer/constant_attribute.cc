@@ -7,8 +7,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "engine/common/escape.h"
-#include "engine/common/strings.h"
+#include "core/common/escape.h"
+#include "core/common/strings.h"
 
 namespace attune {
 namespace {

@@ -6,7 +6,7 @@
 
 #include "absl/status/statusor.h"
 #include "attune/tensor.h"
-#include "engine/ir/attribute.h"
+#include "core/ir/attribute.h"
 
 namespace attune {
 

@@ -12,8 +12,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "engine/common/escape.h"
-#include "engine/common/strings.h"
+#include "core/common/escape.h"
+#include "core/common/strings.h"
 
 namespace attune::importer {
 namespace {

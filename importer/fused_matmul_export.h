@@ -2,7 +2,7 @@
 #pragma once
 
 #include "absl/status/status.h"
-#include "engine/ir/graph.h"
+#include "core/ir/graph.h"
 
 namespace attune {
 

@@ -2,7 +2,7 @@
 #pragma once
 
 #include "absl/status/status.h"
-#include "engine/ir/graph.h"
+#include "core/ir/graph.h"
 #include "importer/proto_tensor.h"
 #include "onnx/onnx_pb.h"
 

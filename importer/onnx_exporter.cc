@@ -7,8 +7,8 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
-#include "engine/common/escape.h"
-#include "engine/common/status_macros.h"
+#include "core/common/escape.h"
+#include "core/common/status_macros.h"
 #include "importer/proto_attribute.h"
 #include "importer/proto_tensor.h"
 #include "importer/proto_type.h"

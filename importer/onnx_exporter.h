@@ -5,7 +5,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "engine/ir/graph.h"
+#include "core/ir/graph.h"
 
 namespace attune {
 

@@ -10,8 +10,8 @@
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
-#include "engine/common/escape.h"
-#include "engine/common/status_macros.h"
+#include "core/common/escape.h"
+#include "core/common/status_macros.h"
 #include "importer/function_inliner.h"
 #include "importer/graph_reader.h"
 #include "importer/proto_parse.h"

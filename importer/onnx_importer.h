@@ -8,7 +8,7 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
-#include "engine/ir/graph.h"
+#include "core/ir/graph.h"
 #include "importer/import_options.h"
 
 namespace attune {

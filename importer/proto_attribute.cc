@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "engine/common/escape.h"
-#include "engine/common/strings.h"
+#include "core/common/escape.h"
+#include "core/common/strings.h"
 
 namespace attune::importer {
 namespace {

@@ -5,7 +5,7 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
-#include "engine/ir/attribute.h"
+#include "core/ir/attribute.h"
 #include "importer/proto_tensor.h"
 #include "onnx/onnx_pb.h"
 

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "engine/common/strings.h"
+#include "core/common/strings.h"
 #include "importer/external_data.h"
 
 namespace attune::importer {

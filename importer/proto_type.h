@@ -6,7 +6,7 @@
 #include <string>
 
 #include "attune/element_type.h"
-#include "engine/ir/dim.h"
+#include "core/ir/dim.h"
 #include "onnx/onnx_pb.h"
 
 namespace attune::importer {

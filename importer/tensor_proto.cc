@@ -4,7 +4,7 @@
 #include <climits>
 
 #include "absl/strings/str_cat.h"
-#include "engine/common/escape.h"
+#include "core/common/escape.h"
 #include "importer/proto_parse.h"
 #include "importer/proto_tensor.h"
 #include "onnx/onnx_pb.h"

@@ -12,12 +12,13 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "attune/tensor.h"
-#include "engine/ir/attribute.h"
+#include "core/ir/attribute.h"
 
 namespace attune {
 
-/// Which fused-attention implementation to use (see ops/attention/).
-enum class AttentionBackend { kAuto, kSimd, kOneDnn, kReference };
+/// Which fused-attention implementation to use; declared here, defined with
+/// its values in ops/attention/attention_backend.h.
+enum class AttentionBackend;
 
 /// Options every kernel may read, set by the session.
 struct ExecOptions {
@@ -25,7 +26,7 @@ struct ExecOptions {
   int threads = 0;
   /// Largest tensor one kernel may allocate.
   int64_t max_tensor_bytes = kDefaultMaxTensorBytes;
-  AttentionBackend attention_backend = AttentionBackend::kAuto;
+  AttentionBackend attention_backend{};  // kAuto
 };
 
 /// What a kernel factory sees of its node at compile time.

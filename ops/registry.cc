@@ -3,8 +3,8 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-#include "engine/common/escape.h"
-#include "engine/common/strings.h"
+#include "core/common/escape.h"
+#include "core/common/strings.h"
 #include "ops/register_all.h"
 
 namespace attune {

@@ -9,7 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "engine/common/status_macros.h"
+#include "core/common/status_macros.h"
 #include "engine/session_access.h"
 #include "nlohmann/json.hpp"
 #include "tools/bench_inputs.h"

@@ -4,7 +4,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "engine/common/escape.h"
+#include "core/common/escape.h"
 
 namespace attune::cli {
 

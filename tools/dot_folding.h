@@ -8,7 +8,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
-#include "engine/ir/graph.h"
+#include "core/ir/graph.h"
 
 namespace attune::cli {
 

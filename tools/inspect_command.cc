@@ -4,8 +4,8 @@
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
-#include "engine/common/escape.h"
-#include "engine/common/status_macros.h"
+#include "core/common/escape.h"
+#include "core/common/status_macros.h"
 #include "engine/session_access.h"
 #include "importer/attention_export.h"
 #include "tools/command_common.h"

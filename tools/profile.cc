@@ -7,8 +7,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "engine/common/escape.h"
-#include "engine/common/status_macros.h"
+#include "core/common/escape.h"
+#include "core/common/status_macros.h"
 #include "nlohmann/json.hpp"
 
 namespace attune::cli {

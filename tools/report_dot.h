@@ -4,7 +4,7 @@
 #include <string>
 
 #include "attune/fusion_report.h"
-#include "engine/ir/graph.h"
+#include "core/ir/graph.h"
 
 namespace attune::cli {
 

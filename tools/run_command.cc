@@ -3,8 +3,8 @@
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
-#include "engine/common/escape.h"
-#include "engine/common/status_macros.h"
+#include "core/common/escape.h"
+#include "core/common/status_macros.h"
 #include "engine/io/npy.h"
 #include "tools/command_common.h"
 #include "tools/commands.h"

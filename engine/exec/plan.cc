@@ -7,8 +7,8 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
-#include "engine/common/escape.h"
-#include "engine/common/status_macros.h"
+#include "core/common/escape.h"
+#include "core/common/status_macros.h"
 #include "ops/common/omp_team_scope.h"
 
 namespace attune {

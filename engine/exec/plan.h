@@ -10,7 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "attune/tensor.h"
-#include "engine/ir/graph.h"
+#include "core/ir/graph.h"
 #include "ops/kernel.h"
 #include "ops/registry.h"
 

@@ -9,8 +9,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "engine/common/escape.h"
-#include "engine/common/status_macros.h"
+#include "core/common/escape.h"
+#include "core/common/status_macros.h"
 
 namespace attune {
 namespace {

@@ -9,13 +9,13 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "engine/common/status_macros.h"
+#include "core/common/status_macros.h"
 #include "engine/passes/attention/attention_patterns.h"
 #include "engine/passes/attention/attention_rule.h"
-#include "engine/passes/attention/fusion_plan.h"
-#include "engine/passes/attention/verify.h"
 #include "engine/passes/passes.h"
 #include "engine/pattern/pattern.h"
+#include "engine/rewrite/rewrite_plan.h"
+#include "engine/rewrite/verify_rewrite.h"
 
 namespace attune {
 namespace {
@@ -124,8 +124,8 @@ class AttentionFusionPass final : public Pass {
                                     absl::StrCat("not fused as causal: ", *rewrite->not_causal_reason)});
 
     FusionRecord record = rewrite->record;
-    if (context.verify_fusion && context.registry != nullptr) {
-      auto errors = attention::VerifyFusionPlan(graph, rewrite->plan, *context.registry, probe.exec_options,
+    if (context.verify_fusion && context.evaluator != nullptr) {
+      auto errors = VerifyRewritePlan(graph, rewrite->plan, *context.evaluator, probe.exec_options,
                                                 rewrite->verify_lengths);
       if (errors.ok()) {
         record.verify_max_abs_error = errors->max_abs;
@@ -145,7 +145,7 @@ class AttentionFusionPass final : public Pass {
                                       absl::StrCat("verify could not run: ", errors.status().message())});
       }
     }
-    ASSIGN_OR_RETURN(attention::AppliedPlan applied, attention::ApplyFusionPlan(graph, rewrite->plan));
+    ASSIGN_OR_RETURN(AppliedPlan applied, ApplyRewritePlan(graph, rewrite->plan));
     record.node = applied.node_names.back();
     record.replaced = applied.removed;
     if (context.report != nullptr) context.report->fusions.push_back(std::move(record));

@@ -5,12 +5,12 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-#include "engine/common/log.h"
-#include "engine/common/status_macros.h"
-#include "engine/exec/run_node.h"
+#include "core/common/log.h"
+#include "core/common/status_macros.h"
 #include "engine/passes/graph_edits.h"
 #include "engine/passes/passes.h"
 #include "engine/passes/shape_rules/shape_context.h"
+#include "ops/run_node.h"
 
 namespace attune {
 namespace {

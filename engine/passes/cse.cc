@@ -9,7 +9,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
-#include "engine/common/status_macros.h"
+#include "core/common/status_macros.h"
 #include "engine/passes/graph_edits.h"
 #include "engine/passes/passes.h"
 #include "engine/passes/shape_analysis.h"

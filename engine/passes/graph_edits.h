@@ -5,7 +5,7 @@
 
 #include "absl/status/status.h"
 #include "attune/tensor.h"
-#include "engine/ir/graph.h"
+#include "core/ir/graph.h"
 
 namespace attune {
 

@@ -5,16 +5,20 @@
 
 #include "absl/status/statusor.h"
 #include "attune/fusion_report.h"
-#include "engine/ir/graph.h"
+#include "core/ir/graph.h"
+#include "engine/rewrite/subgraph_evaluator.h"
 #include "ops/kernel.h"
 #include "ops/registry.h"
 
 namespace attune {
 
-/// What every pass may use: the kernels (constant folding and mask proofs run
-/// them), execution options, the report to append to.
+/// What every pass may use: the kernels (constant folding runs them), the
+/// evaluator for cut-out subgraphs (mask proofs, verify mode), execution
+/// options, the report to append to.
 struct PassContext {
   const KernelRegistry* registry = nullptr;
+  /// Set by the session to engine/exec's PlanEvaluator; no evaluator, no mask proofs.
+  const SubgraphEvaluator* evaluator = nullptr;
   ExecOptions exec_options;
   FusionReport* report = nullptr;
   /// Verify each fusion numerically against the subgraph it replaces.

@@ -1,11 +1,11 @@
 #include "engine/passes/pass_manager.h"
 
 #include "absl/strings/str_cat.h"
-#include "engine/common/escape.h"
-#include "engine/common/status_macros.h"
-#include "engine/common/strings.h"
+#include "core/common/escape.h"
+#include "core/common/status_macros.h"
+#include "core/common/strings.h"
+#include "core/validate/validate_graph.h"
 #include "engine/passes/passes.h"
-#include "engine/validate/validate_graph.h"
 
 namespace attune {
 namespace {

@@ -1,9 +1,9 @@
 #include "engine/passes/shape_analysis.h"
 
 #include "absl/strings/match.h"
-#include "engine/common/status_macros.h"
-#include "engine/exec/run_node.h"
+#include "core/common/status_macros.h"
 #include "engine/passes/shape_rules/rules.h"
+#include "ops/run_node.h"
 
 namespace attune {
 

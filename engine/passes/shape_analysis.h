@@ -8,7 +8,7 @@
 
 #include "absl/container/node_hash_map.h"
 #include "absl/status/statusor.h"
-#include "engine/ir/graph.h"
+#include "core/ir/graph.h"
 #include "engine/passes/shape_rules/shape_context.h"
 
 namespace attune {

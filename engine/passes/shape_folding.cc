@@ -3,7 +3,7 @@
 // result is symbolic, the Reshape or Expand it feeds gets an equivalent
 // constant target instead (0 = copy a dim, -1 = infer, 1 = keep in Expand).
 #include "absl/strings/str_cat.h"
-#include "engine/common/status_macros.h"
+#include "core/common/status_macros.h"
 #include "engine/passes/graph_edits.h"
 #include "engine/passes/passes.h"
 #include "engine/passes/shape_analysis.h"

@@ -1,6 +1,6 @@
 // Shape inference: writes the element types and symbolic shapes that the
 // shape analysis finds into the graph's values.
-#include "engine/common/status_macros.h"
+#include "core/common/status_macros.h"
 #include "engine/passes/passes.h"
 #include "engine/passes/shape_analysis.h"
 

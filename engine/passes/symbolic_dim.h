@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/ir/dim.h"
+#include "core/ir/dim.h"
 
 namespace attune {
 

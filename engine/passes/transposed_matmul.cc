@@ -5,7 +5,7 @@
 // GPT-2) and the K·ᵀ of attention that stays unfused. The Transpose stays only
 // if something else reads its output.
 #include "absl/strings/str_cat.h"
-#include "engine/common/status_macros.h"
+#include "core/common/status_macros.h"
 #include "engine/passes/passes.h"
 #include "engine/pattern/pattern.h"
 

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "attune/tensor.h"
-#include "engine/ir/graph.h"
+#include "core/ir/graph.h"
 
 namespace attune::pattern {
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "absl/functional/function_ref.h"
-#include "engine/ir/graph.h"
+#include "core/ir/graph.h"
 
 namespace attune::pattern {
 

@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "engine/common/escape.h"
+#include "core/common/escape.h"
 #include "engine/pattern/constants.h"
 
 namespace attune::pattern {

@@ -20,8 +20,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/ir/attribute.h"
-#include "engine/ir/graph.h"
+#include "core/ir/attribute.h"
+#include "core/ir/graph.h"
 #include "engine/pattern/match.h"
 
 namespace attune::pattern {

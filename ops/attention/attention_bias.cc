@@ -4,7 +4,7 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
-#include "engine/common/status_macros.h"
+#include "core/common/status_macros.h"
 #include "ops/attention/float_staging.h"
 
 namespace attune::attention {

@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "engine/common/status_macros.h"
+#include "core/common/status_macros.h"
 #include "ops/attention/attention_bias.h"
 #include "ops/attention/attention_materialized.h"
 #include "ops/attention/attention_operands.h"

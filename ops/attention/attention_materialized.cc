@@ -7,7 +7,7 @@
 #include <limits>
 #include <vector>
 
-#include "engine/common/status_macros.h"
+#include "core/common/status_macros.h"
 #include "ops/attention/kernels/attention_mask.h"
 
 namespace attune::attention {

@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "engine/common/status_macros.h"
+#include "core/common/status_macros.h"
 #include "ops/attention/attention_params.h"
 #include "ops/attention/float_staging.h"
 

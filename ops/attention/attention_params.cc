@@ -5,9 +5,9 @@
 #include <string_view>
 
 #include "absl/strings/str_cat.h"
-#include "engine/common/escape.h"
-#include "engine/common/status_macros.h"
-#include "engine/common/strings.h"
+#include "core/common/escape.h"
+#include "core/common/status_macros.h"
+#include "core/common/strings.h"
 
 namespace attune::attention {
 namespace {

@@ -1,7 +1,7 @@
 #include "ops/attention/attention_shapes.h"
 
 #include "absl/strings/str_cat.h"
-#include "engine/common/status_macros.h"
+#include "core/common/status_macros.h"
 
 namespace attune::attention {
 namespace {

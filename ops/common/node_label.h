@@ -4,8 +4,8 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "engine/common/escape.h"
-#include "engine/common/strings.h"
+#include "core/common/escape.h"
+#include "core/common/strings.h"
 #include "ops/kernel.h"
 
 namespace attune {

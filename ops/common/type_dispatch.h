@@ -8,7 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "attune/element_type.h"
-#include "engine/common/strings.h"
+#include "core/common/strings.h"
 
 namespace attune {
 

@@ -9,7 +9,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "engine/common/status_macros.h"
+#include "core/common/status_macros.h"
 #include "ops/common/broadcast.h"
 #include "ops/common/numeric.h"
 #include "ops/common/parallel.h"

@@ -1,7 +1,7 @@
 // Boolean logic (And, Or, Xor, Not), bitwise integer ops and BitShift.
 #include <type_traits>
 
-#include "engine/common/escape.h"
+#include "core/common/escape.h"
 #include "ops/common/node_label.h"
 #include "ops/elementwise/binary.h"
 #include "ops/elementwise/kernels.h"

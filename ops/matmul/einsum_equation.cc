@@ -5,8 +5,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "attune/tensor.h"
-#include "engine/common/escape.h"
-#include "engine/common/strings.h"
+#include "core/common/escape.h"
+#include "core/common/strings.h"
 
 namespace attune {
 namespace {

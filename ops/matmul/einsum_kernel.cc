@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "engine/common/escape.h"
-#include "engine/common/status_macros.h"
-#include "engine/common/strings.h"
+#include "core/common/escape.h"
+#include "core/common/status_macros.h"
+#include "core/common/strings.h"
 #include "ops/matmul/einsum_equation.h"
 #include "ops/matmul/einsum_general.h"
 #include "ops/matmul/kernels.h"

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "engine/common/status_macros.h"
-#include "engine/common/strings.h"
+#include "core/common/status_macros.h"
+#include "core/common/strings.h"
 #include "ops/matmul/gemv_transposed.h"
 #include "ops/matmul/kernels.h"
 #include "ops/matmul/matmul_compute.h"

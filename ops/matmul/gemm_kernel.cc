@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "engine/common/escape.h"
-#include "engine/common/status_macros.h"
-#include "engine/common/strings.h"
+#include "core/common/escape.h"
+#include "core/common/status_macros.h"
+#include "core/common/strings.h"
 #include "ops/matmul/element_access.h"
 #include "ops/matmul/kernels.h"
 #include "ops/matmul/matmul_compute.h"

@@ -4,9 +4,9 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "engine/common/escape.h"
-#include "engine/common/status_macros.h"
-#include "engine/common/strings.h"
+#include "core/common/escape.h"
+#include "core/common/status_macros.h"
+#include "core/common/strings.h"
 #include "ops/matmul/kernels.h"
 #include "ops/matmul/matmul_compute.h"
 #include "ops/matmul/matmul_reference.h"

@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "attune/tensor.h"
-#include "engine/common/strings.h"
+#include "core/common/strings.h"
 
 namespace attune {
 namespace {

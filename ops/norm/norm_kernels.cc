@@ -6,9 +6,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "engine/common/escape.h"
-#include "engine/common/status_macros.h"
-#include "engine/common/strings.h"
+#include "core/common/escape.h"
+#include "core/common/status_macros.h"
+#include "core/common/strings.h"
 #include "ops/norm/kernels.h"
 #include "ops/norm/normalize_rows.h"
 #include "ops/norm/param_view.h"

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-#include "engine/common/strings.h"
+#include "core/common/strings.h"
 
 namespace attune {
 

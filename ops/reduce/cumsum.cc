@@ -2,7 +2,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "engine/common/status_macros.h"
+#include "core/common/status_macros.h"
 #include "ops/reduce/numeric.h"
 #include "ops/reduce/reduce_kernels.h"
 #include "ops/shape/axis_util.h"

@@ -4,7 +4,7 @@
 #include <cstdint>
 
 #include "absl/strings/str_cat.h"
-#include "engine/common/strings.h"
+#include "core/common/strings.h"
 
 namespace attune {
 

@@ -2,7 +2,7 @@
 // strided copies whose source strides are 0 on the repeated dims.
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "engine/common/status_macros.h"
+#include "core/common/status_macros.h"
 #include "ops/shape/axis_util.h"
 #include "ops/shape/shape_kernels.h"
 #include "ops/shape/strided_copy.h"

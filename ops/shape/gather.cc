@@ -2,7 +2,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
-#include "engine/common/status_macros.h"
+#include "core/common/status_macros.h"
 #include "ops/shape/axis_util.h"
 #include "ops/shape/shape_kernels.h"
 #include "ops/shape/strided_copy.h"

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-#include "engine/common/status_macros.h"
+#include "core/common/status_macros.h"
 #include "ops/shape/axis_util.h"
 #include "ops/shape/shape_kernels.h"
 

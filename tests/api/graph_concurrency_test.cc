@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "attune/session.h"
-#include "engine/ir/graph.h"
+#include "core/ir/graph.h"
 #include "gtest/gtest.h"
 #include "tests/api/model_inputs.h"
 

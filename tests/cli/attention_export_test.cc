@@ -1,6 +1,6 @@
 // RewriteAttentionForOnnx on hand-built graphs: when attune.MultiHeadAttention
 // may become ONNX Attention-23, and when it must stay.
-#include "engine/ir/graph.h"
+#include "core/ir/graph.h"
 #include "gtest/gtest.h"
 #include "importer/attention_export.h"
 

@@ -1,7 +1,7 @@
 #include "tests/common/graph_builder.h"
 
 #include "absl/strings/str_cat.h"
-#include "engine/common/status_macros.h"
+#include "core/common/status_macros.h"
 #include "engine/exec/plan.h"
 
 namespace attune::testing {

@@ -20,8 +20,8 @@
 
 #include "absl/status/statusor.h"
 #include "attune/tensor.h"
-#include "engine/ir/attribute.h"
-#include "engine/ir/graph.h"
+#include "core/ir/attribute.h"
+#include "core/ir/graph.h"
 #include "ops/registry.h"
 
 namespace attune::testing {

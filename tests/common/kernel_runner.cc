@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "engine/common/status_macros.h"
+#include "core/common/status_macros.h"
 #include "ops/registry.h"
 
 namespace attune::testing {

@@ -6,7 +6,8 @@
 
 #include "absl/status/statusor.h"
 #include "attune/tensor.h"
-#include "engine/ir/attribute.h"
+#include "core/ir/attribute.h"
+#include "ops/attention/attention_backend.h"
 #include "ops/kernel.h"
 
 namespace attune::testing {
@@ -21,7 +22,7 @@ struct KernelCall {
   int num_outputs = 1;
   /// Inputs the kernel may see as constants at prepare time (by index).
   std::vector<int> constant_inputs;
-  ExecOptions options;
+  ExecOptions options;  // tests choose the attention backend here, hence its header above
 };
 
 /// Creates the kernel through DefaultKernelRegistry() and runs it once.

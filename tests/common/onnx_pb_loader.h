@@ -5,7 +5,7 @@
 
 #include "absl/status/statusor.h"
 #include "attune/tensor.h"
-#include "engine/ir/attribute.h"
+#include "core/ir/attribute.h"
 #include "onnx/onnx_pb.h"
 
 namespace attune::testing {

@@ -7,7 +7,7 @@
 #include <map>
 
 #include "absl/strings/str_cat.h"
-#include "engine/common/status_macros.h"
+#include "core/common/status_macros.h"
 #include "onnx/onnx_pb.h"
 #include "tests/common/paths.h"
 

@@ -16,7 +16,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "attune/session.h"
-#include "engine/common/status_macros.h"
+#include "core/common/status_macros.h"
 #include "engine/io/npy.h"
 #include "engine/session_impl.h"
 #include "importer/onnx_importer.h"

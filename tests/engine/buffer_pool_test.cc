@@ -1,7 +1,7 @@
 // The tensor buffer pool: released buffers come back for the next allocation
 // of their size class, zero-filled when they become a tensor, and the byte
 // limit bounds what is held.
-#include "engine/memory/buffer_pool.h"
+#include "core/memory/buffer_pool.h"
 
 #include <cstring>
 

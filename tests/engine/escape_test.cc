@@ -1,6 +1,6 @@
 // Escaping of names in messages: control characters become escapes, the
 // rest (UTF-8 included) stays, and escaping twice changes nothing.
-#include "engine/common/escape.h"
+#include "core/common/escape.h"
 
 #include "gtest/gtest.h"
 

@@ -1,13 +1,13 @@
 // The model validator: node arity against each op's schema, and attributes
 // that index dims against the ranks known so far. Every refusal is one
 // InvalidArgument line naming the node, the op and the attribute or count.
-#include "engine/validate/validate_graph.h"
+#include "core/validate/validate_graph.h"
 
 #include <string>
 #include <vector>
 
 #include "absl/strings/match.h"
-#include "engine/validate/op_arity.h"
+#include "core/validate/op_arity.h"
 #include "gtest/gtest.h"
 #include "ops/registry.h"
 #include "tests/common/graph_builder.h"

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/exec/plan_evaluator.h"
 #include "engine/passes/pass_manager.h"
 #include "tests/common/graph_builder.h"
 #include "tests/common/torch_export_graphs.h"
@@ -315,7 +316,6 @@ inline std::unique_ptr<Graph> BuildAttentionGraph(const AttentionGraphSpec& s) {
   return b.Build();
 }
 
-/// Inputs for the graph at (batch 2, seq t, past p).
 /// A built attention graph after the default pipeline (fused, with verify mode, or
 /// not), its fusion report and the pipeline's status.
 struct OptimisedAttentionGraph {
@@ -328,12 +328,14 @@ inline OptimisedAttentionGraph OptimiseAttentionGraph(const AttentionGraphSpec& 
   r.graph = BuildAttentionGraph(spec);
   PassContext context;
   context.registry = &DefaultKernelRegistry();
+  context.evaluator = &DefaultSubgraphEvaluator();
   context.report = &r.report;
   context.verify_fusion = fuse;
   r.status = DefaultPipeline(fuse)->Run(*r.graph, context);
   return r;
 }
 
+/// Inputs for the graph at (batch 2, seq t, past p).
 inline std::vector<Tensor> AttentionGraphInputs(const AttentionGraphSpec& s, int64_t t, int64_t p) {
   const int64_t heads = s.single_head ? 1 : s.heads;
   const int64_t kv_heads = s.single_head ? 1 : s.kv_heads;

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_join.h"
 
+#include "engine/exec/plan_evaluator.h"
 #include "engine/passes/pass_manager.h"
 #include "gtest/gtest.h"
 #include "importer/onnx_importer.h"
@@ -61,6 +62,7 @@ TEST_P(BackendExpandedTest, FusesOrExplainsAndMatchesExpectedOutputs) {
   FusionReport report;
   PassContext context;
   context.registry = &DefaultKernelRegistry();
+  context.evaluator = &DefaultSubgraphEvaluator();
   context.report = &report;
   context.verify_fusion = true;
   ASSERT_TRUE(DefaultPipeline(true)->Run(**graph, context).ok());

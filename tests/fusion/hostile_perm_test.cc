@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "engine/exec/plan_evaluator.h"
 #include "engine/passes/pass_manager.h"
 #include "gtest/gtest.h"
 #include "ops/registry.h"
@@ -25,6 +26,7 @@ absl::Status Optimise(Graph& graph) {
   FusionReport report;
   PassContext context;
   context.registry = &DefaultKernelRegistry();
+  context.evaluator = &DefaultSubgraphEvaluator();
   context.report = &report;
   return DefaultPipeline(true)->Run(graph, context);
 }

@@ -7,6 +7,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "engine/exec/plan_evaluator.h"
 #include "engine/passes/passes.h"
 #include "gtest/gtest.h"
 #include "ops/registry.h"
@@ -42,13 +43,14 @@ struct MaskGraph {
     b.Output(mask);
     PassContext context;
     context.registry = &DefaultKernelRegistry();
+    context.evaluator = &DefaultSubgraphEvaluator();
     EXPECT_TRUE(MakeShapeInferencePass()->Run(b.graph(), context).ok());
     MaskProofRequest r;
     r.mask = mask;
     r.reading = reading;
     r.q_len = Dim::Symbol("seq");
     r.kv_len = Dim::Symbol("seq");
-    return ProveCausalMask(b.graph(), r, DefaultKernelRegistry(), {});
+    return ProveCausalMask(b.graph(), r, DefaultSubgraphEvaluator(), {});
   }
   Value* Scalar(const std::string& name, int64_t v) { return b.Constant(name, ScalarOf<int64_t>(v)); }
   // [T] positions 0..T-1.
@@ -228,6 +230,7 @@ TEST(MaskProofTest, WindowOfADecodeStepIsProvenThroughThePastLengths) {
   b.Output(hidden);
   PassContext context;
   context.registry = &DefaultKernelRegistry();
+  context.evaluator = &DefaultSubgraphEvaluator();
   ASSERT_TRUE(MakeShapeInferencePass()->Run(b.graph(), context).ok());
   MaskProofRequest r;
   r.mask = hidden;
@@ -235,7 +238,7 @@ TEST(MaskProofTest, WindowOfADecodeStepIsProvenThroughThePastLengths) {
   r.q_len = Dim::Known(1);
   r.kv_len = Dim::Symbol("past+1");
   r.past_len = Dim::Symbol("past");
-  auto proof = ProveCausalMask(b.graph(), r, DefaultKernelRegistry(), {});
+  auto proof = ProveCausalMask(b.graph(), r, DefaultSubgraphEvaluator(), {});
   ASSERT_TRUE(proof.ok()) << proof.status();
   EXPECT_EQ(proof->window, 16);
   EXPECT_GT(proof->longest_probe, 17);

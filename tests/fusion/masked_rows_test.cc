@@ -10,8 +10,10 @@
 #include <optional>
 
 #include "engine/exec/plan.h"
+#include "engine/exec/plan_evaluator.h"
 #include "engine/passes/pass_manager.h"
 #include "gtest/gtest.h"
+#include "ops/attention/attention_backend.h"
 #include "ops/common/cpu_features.h"
 #include "ops/registry.h"
 #include "tests/fusion/attention_graphs.h"
@@ -109,6 +111,7 @@ TEST_P(MaskedRowsTest, FusedMatchesUnfusedOnRowsThatSeeNoKey) {
   auto fused = BuildAttentionGraph(spec);
   PassContext context;
   context.registry = &DefaultKernelRegistry();
+  context.evaluator = &DefaultSubgraphEvaluator();
   FusionReport report;
   context.report = &report;
   context.verify_fusion = true;

@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "absl/strings/match.h"
+#include "engine/exec/plan_evaluator.h"
 #include "engine/io/npy.h"
 #include "engine/passes/pass_manager.h"
 #include "engine/passes/passes.h"
@@ -48,6 +49,7 @@ Optimised Optimise(const fs::path& dir, bool fuse, bool verify = false) {
   out.graph = *std::move(graph);
   PassContext context;
   context.registry = &DefaultKernelRegistry();
+  context.evaluator = &DefaultSubgraphEvaluator();
   context.report = &out.report;
   context.verify_fusion = verify;
   absl::Status s = DefaultPipeline(fuse)->Run(*out.graph, context);
@@ -152,6 +154,7 @@ TEST_P(ModelFusionTest, FusionIsIdempotentAndLeavesNoDeadNodes) {
   FusionReport again;
   PassContext context;
   context.registry = &DefaultKernelRegistry();
+  context.evaluator = &DefaultSubgraphEvaluator();
   context.report = &again;
   auto changed = MakeAttentionFusionPass()->Run(*fused.graph, context);
   ASSERT_TRUE(changed.ok()) << changed.status();

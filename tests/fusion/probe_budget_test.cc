@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "absl/strings/match.h"
+#include "engine/exec/plan_evaluator.h"
 #include "engine/passes/pass_manager.h"
 #include "engine/passes/passes.h"
 #include "gtest/gtest.h"
@@ -28,6 +29,7 @@ TEST(ProbeBudgetTest, DeclaredHugeBatchIsNotProbed) {
   FusionReport report;
   PassContext context;
   context.registry = &DefaultKernelRegistry();
+  context.evaluator = &DefaultSubgraphEvaluator();
   context.report = &report;
   const absl::Status s = DefaultPipeline(true)->Run(**graph, context);
   ASSERT_TRUE(s.ok()) << s;

@@ -3,6 +3,7 @@
 // that must stay, and the export back to standard ONNX.
 #include <filesystem>
 
+#include "engine/exec/plan_evaluator.h"
 #include "engine/passes/pass_manager.h"
 #include "gtest/gtest.h"
 #include "importer/attention_export.h"
@@ -18,6 +19,7 @@ namespace {
 absl::Status Optimise(Graph& graph) {
   PassContext context;
   context.registry = &DefaultKernelRegistry();
+  context.evaluator = &DefaultSubgraphEvaluator();
   return DefaultPipeline(/*fuse=*/true)->Run(graph, context);
 }
 

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "absl/strings/match.h"
+#include "engine/exec/plan_evaluator.h"
 #include "engine/passes/pass_manager.h"
 #include "gtest/gtest.h"
 #include "ops/registry.h"
@@ -248,6 +249,7 @@ TEST(VerifyModeTest, UndoesAFusionThatDiffersFromTheOriginal) {
   FusionReport report;
   PassContext context;
   context.registry = &DefaultKernelRegistry();
+  context.evaluator = &DefaultSubgraphEvaluator();
   context.report = &report;
   context.verify_fusion = true;
   ASSERT_TRUE(DefaultPipeline(true)->Run(*graph, context).ok());
@@ -275,6 +277,7 @@ TEST(FusionBudgetTest, MaxRewritesCapsTheFusions) {
   FusionReport report;
   PassContext context;
   context.registry = &DefaultKernelRegistry();
+  context.evaluator = &DefaultSubgraphEvaluator();
   context.report = &report;
   context.max_rewrites = 0;
   ASSERT_TRUE(DefaultPipeline(true)->Run(*graph, context).ok());

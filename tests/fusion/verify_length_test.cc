@@ -4,7 +4,8 @@
 // positions passes at the short sizes and fails at the long one.
 #include <limits>
 
-#include "engine/passes/attention/verify.h"
+#include "engine/exec/plan_evaluator.h"
+#include "engine/rewrite/verify_rewrite.h"
 #include "gtest/gtest.h"
 #include "ops/registry.h"
 #include "tests/common/graph_builder.h"
@@ -12,16 +13,12 @@
 namespace attune::testing {
 namespace {
 
-using attention::FusionPlan;
-using attention::PlannedNode;
-using attention::PlannedValue;
-using attention::VerifyFusionPlan;
 
 // y = Identity(x) for x [batch, seq, 4], and a plan that replaces y with
 // x[:, :16] next to 2 * x[:, 16:]: equal to y only while seq <= 16.
 struct Differs {
   std::unique_ptr<Graph> graph;
-  FusionPlan plan;
+  RewritePlan plan;
   Differs() {
     GraphBuilder b(17);
     Value* x = b.Input("x", ElementType::kFloat32, Dims({"batch", "seq", 4}));
@@ -52,12 +49,12 @@ struct Differs {
 
 TEST(VerifyLengthTest, ComparesBeyondTheGivenLengths) {
   Differs d;
-  auto short_only = VerifyFusionPlan(*d.graph, d.plan, DefaultKernelRegistry(), {});
+  auto short_only = VerifyRewritePlan(*d.graph, d.plan, DefaultSubgraphEvaluator(), {});
   ASSERT_TRUE(short_only.ok()) << short_only.status();
   EXPECT_EQ(short_only->max_abs, 0.0) << "the short sizes (11, 3) do not reach position 16";
   EXPECT_EQ(short_only->longest_sequence, 11);
 
-  auto beyond = VerifyFusionPlan(*d.graph, d.plan, DefaultKernelRegistry(), {}, {19});
+  auto beyond = VerifyRewritePlan(*d.graph, d.plan, DefaultSubgraphEvaluator(), {}, {19});
   ASSERT_TRUE(beyond.ok()) << beyond.status();
   EXPECT_GT(beyond->max_abs, 0.0);
   EXPECT_EQ(beyond->longest_sequence, 19);

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "engine/ir/graph.h"
+#include "core/ir/graph.h"
 #include "gtest/gtest.h"
 #include "importer/onnx_importer.h"
 #include "onnx/onnx_pb.h"

@@ -3,7 +3,7 @@
 // kernel's first one up to 17, the min/max input and output counts agree.
 #include <algorithm>
 
-#include "engine/validate/op_arity.h"
+#include "core/validate/op_arity.h"
 #include "gtest/gtest.h"
 #include "onnx/defs/schema.h"
 #include "ops/registry.h"

@@ -11,7 +11,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "attune/tensor.h"
-#include "engine/ir/attribute.h"
+#include "core/ir/attribute.h"
 #include "onnx/onnx_pb.h"
 
 namespace attune::testing {

@@ -7,7 +7,7 @@
 
 #include "absl/status/statusor.h"
 #include "attune/tensor.h"
-#include "engine/ir/attribute.h"
+#include "core/ir/attribute.h"
 #include "gtest/gtest.h"
 #include "tests/common/kernel_runner.h"
 

@@ -10,7 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "attune/tensor.h"
-#include "engine/common/status_macros.h"
+#include "core/common/status_macros.h"
 #include "ops/registry.h"
 #include "tests/common/kernel_runner.h"
 

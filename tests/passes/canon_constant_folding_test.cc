@@ -3,9 +3,9 @@
 
 #include <cmath>
 
-#include "engine/exec/run_node.h"
 #include "engine/passes/constant_folding.h"
 #include "engine/passes/passes.h"
+#include "ops/run_node.h"
 #include "tests/common/graph_builder.h"
 #include "tests/passes/canon_test_util.h"
 

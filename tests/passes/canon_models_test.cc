@@ -10,6 +10,7 @@
 #include <map>
 
 #include "engine/exec/plan.h"
+#include "engine/exec/plan_evaluator.h"
 #include "engine/io/npy.h"
 #include "engine/passes/pass_manager.h"
 #include "engine/passes/passes.h"
@@ -62,6 +63,7 @@ TEST_P(CanonModels, SimplifyFoldsAndKeepsResults) {
   auto pipeline = DefaultPipeline(/*fuse=*/false);
   PassContext context;
   context.registry = &DefaultKernelRegistry();
+  context.evaluator = &DefaultSubgraphEvaluator();
   absl::Status simplified = pipeline->Run(graph, context);
   ASSERT_TRUE(simplified.ok()) << simplified;
   std::cout << GetParam() << ": " << before << " -> " << graph.num_nodes() << " nodes; " << Histogram(OpHistogram(graph))

@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "engine/exec/plan_evaluator.h"
 #include "engine/passes/pass_manager.h"
 #include "engine/passes/passes.h"
 #include "tests/common/graph_builder.h"
@@ -18,6 +19,7 @@ absl::Status Simplify(Graph& graph) {
   auto pipeline = DefaultPipeline(/*fuse=*/false);
   PassContext context;
   context.registry = &DefaultKernelRegistry();
+  context.evaluator = &DefaultSubgraphEvaluator();
   return pipeline->Run(graph, context);
 }
 

@@ -4,7 +4,8 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "engine/ir/graph.h"
+#include "core/ir/graph.h"
+#include "engine/exec/plan_evaluator.h"
 #include "engine/passes/pass.h"
 #include "ops/registry.h"
 
@@ -14,6 +15,7 @@ namespace attune::testing {
 inline absl::StatusOr<bool> RunPass(Pass& pass, Graph& graph) {
   PassContext context;
   context.registry = &DefaultKernelRegistry();
+  context.evaluator = &DefaultSubgraphEvaluator();
   auto changed = pass.Run(graph, context);
   if (!changed.ok()) return changed;
   absl::Status verified = graph.Verify();

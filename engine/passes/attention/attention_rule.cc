@@ -6,11 +6,11 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
-#include "engine/pattern/constants.h"
-#include "engine/pattern/predicates.h"
 #include "engine/passes/attention/broadcast_check.h"
 #include "engine/passes/attention/mask_proof.h"
 #include "engine/passes/attention/operands.h"
+#include "engine/pattern/constants.h"
+#include "engine/pattern/predicates.h"
 
 namespace attune::attention {
 namespace {
@@ -97,7 +97,7 @@ Operands ResolveOperands(const pattern::Match& m, int rank, bool allow_repeat, b
 
 // The reference to an operand in (B, H, T, D) (or (B, T, D)) layout: the value
 // that exists, or a planned Transpose of its base.
-std::string OperandRef(FusionPlan& plan, const HeadOperand& op, const std::string& key) {
+std::string OperandRef(RewritePlan& plan, const HeadOperand& op, const std::string& key) {
   if (op.value != nullptr) return op.value->name();
   std::optional<SymbolicShape> shape;
   if (op.base->shape().has_value() && op.base->shape()->size() == op.perm.size() && pattern::IsPermutation(op.perm)) {
@@ -125,7 +125,7 @@ struct MaskDecision {
 
 std::variant<MaskDecision, Reason> DecideMask(const Graph& graph, const pattern::Match& m, const AttentionVariant& v,
                                               const HeadOperand& k, const Node& scores, int rank,
-                                              const PassContext& ctx, FusionPlan& plan) {
+                                              const PassContext& ctx, RewritePlan& plan) {
   MaskDecision d;
   if (v.mask == MaskForm::kNone) return d;
   MaskProofRequest request;
@@ -152,10 +152,10 @@ std::variant<MaskDecision, Reason> DecideMask(const Graph& graph, const pattern:
   if (k.past != nullptr) request.past_len = DimOf(k.past, 2);
 
   Reason why;
-  if (ctx.registry == nullptr) {
-    why = "no kernel registry to evaluate the mask with";
+  if (ctx.evaluator == nullptr) {
+    why = "no subgraph evaluator to evaluate the mask with";
   } else {
-    auto proof = ProveCausalMask(graph, request, *ctx.registry, ctx.exec_options);
+    auto proof = ProveCausalMask(graph, request, *ctx.evaluator, ctx.exec_options);
     if (proof.ok()) {
       d.longest_constant = proof->longest_constant;
       if (proof->open) return d;  // hides nothing: no mask at all

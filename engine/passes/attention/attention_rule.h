@@ -10,16 +10,16 @@
 #include <vector>
 
 #include "attune/fusion_report.h"
-#include "engine/ir/graph.h"
+#include "core/ir/graph.h"
 #include "engine/passes/attention/attention_patterns.h"
-#include "engine/passes/attention/fusion_plan.h"
 #include "engine/passes/pass.h"
 #include "engine/pattern/match.h"
+#include "engine/rewrite/rewrite_plan.h"
 
 namespace attune::attention {
 
 struct AttentionRewrite {
-  FusionPlan plan;
+  RewritePlan plan;
   /// The report entry, filled but for the node name and the replaced nodes.
   FusionRecord record;
   /// The reason the mask is not causal when it is fused as an explicit mask.

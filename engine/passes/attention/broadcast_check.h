@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "engine/ir/graph.h"
+#include "core/ir/graph.h"
 
 namespace attune::attention {
 

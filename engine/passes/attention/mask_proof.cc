@@ -6,11 +6,11 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "engine/common/status_macros.h"
-#include "engine/pattern/constants.h"
-#include "engine/passes/attention/dim_binding.h"
+#include "core/common/status_macros.h"
 #include "engine/passes/attention/probe_lengths.h"
-#include "engine/passes/attention/shape_subgraph.h"
+#include "engine/pattern/constants.h"
+#include "engine/rewrite/dim_binding.h"
+#include "engine/rewrite/shape_subgraph.h"
 
 namespace attune::attention {
 namespace {
@@ -213,7 +213,7 @@ int64_t WindowOfRow(const Evaluated& e, int64_t row) {
 }  // namespace
 
 absl::StatusOr<ProvenMask> ProveCausalMask(const Graph& graph, const MaskProofRequest& request,
-                                           const KernelRegistry& registry, const ExecOptions& options) {
+                                           const SubgraphEvaluator& evaluator, const ExecOptions& options) {
   auto cut = ShapeSubgraph::Cut(graph, request.mask);
   if (!cut.ok()) return NotCausal(absl::StrCat("mask ", cut.status().message()));
   ASSIGN_OR_RETURN(ProbePlan plan, PlanProbes(request, *cut));
@@ -227,7 +227,7 @@ absl::StatusOr<ProvenMask> ProveCausalMask(const Graph& graph, const MaskProofRe
     auto kv = binding.Evaluate(request.kv_len);
     if (!kv) return NotCausal(absl::StrCat("cannot size the key length ", request.kv_len.ToString(), " at ", p.Label()));
     if (*kv < p.t) continue;  // fewer keys than queries: no bottom-right causal mask exists there
-    auto mask = cut->Evaluate(binding, registry, options);
+    auto mask = cut->Evaluate(binding, evaluator, options);
     if (!mask.ok()) return NotCausal(absl::StrCat("mask evaluation failed at ", p.Label(), ": ", mask.status().message()));
     Probe actual = p;
     actual.past = *kv - p.t;

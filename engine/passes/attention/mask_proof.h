@@ -10,9 +10,9 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "engine/ir/graph.h"
+#include "core/ir/graph.h"
+#include "engine/rewrite/subgraph_evaluator.h"
 #include "ops/kernel.h"
-#include "ops/registry.h"
 
 namespace attune::attention {
 
@@ -45,6 +45,6 @@ struct ProvenMask {
 /// ProvenMask (causal, windowed or fully open), or FailedPrecondition whose message is the first failing check
 /// ("mask depends on input values ('x')", "mask differs from causal at T=16 row 9 col 3", ...).
 absl::StatusOr<ProvenMask> ProveCausalMask(const Graph& graph, const MaskProofRequest& request,
-                                           const KernelRegistry& registry, const ExecOptions& options);
+                                           const SubgraphEvaluator& evaluator, const ExecOptions& options);
 
 }  // namespace attune::attention

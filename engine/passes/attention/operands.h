@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/ir/graph.h"
+#include "core/ir/graph.h"
 
 namespace attune::attention {
 

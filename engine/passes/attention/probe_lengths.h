@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "engine/passes/attention/shape_subgraph.h"
+#include "engine/rewrite/shape_subgraph.h"
 
 namespace attune::attention {
 

@@ -2,7 +2,7 @@
 #include <map>
 
 #include "absl/strings/str_cat.h"
-#include "engine/common/escape.h"
+#include "core/common/escape.h"
 #include "engine/passes/shape_rules/rules.h"
 #include "engine/passes/symbolic_dim.h"
 

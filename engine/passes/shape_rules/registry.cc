@@ -1,6 +1,6 @@
 // The shape-rule table, the rule context, and the helpers every family uses.
 #include "absl/strings/str_cat.h"
-#include "engine/common/strings.h"
+#include "core/common/strings.h"
 #include "engine/passes/shape_rules/rules.h"
 #include "engine/passes/symbolic_dim.h"
 

@@ -10,9 +10,9 @@
 
 #include "absl/status/status.h"
 #include "attune/tensor.h"
-#include "engine/ir/attribute.h"
-#include "engine/ir/dim.h"
-#include "engine/ir/graph.h"
+#include "core/ir/attribute.h"
+#include "core/ir/dim.h"
+#include "core/ir/graph.h"
 
 namespace attune {
 

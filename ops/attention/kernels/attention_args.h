@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "absl/status/status.h"
+#include "ops/attention/attention_backend.h"
 #include "ops/kernel.h"
 
 namespace attune::attention {

@@ -1,0 +1,94 @@
+#include "core/validate/op_arity.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "core/common/strings.h"
+
+namespace attune {
+namespace {
+
+using Entries = std::vector<OpArity>;  // ascending since_opset
+
+constexpr int kMany = kVariadic;
+
+class ArityTable {
+ public:
+  ArityTable() {
+    // Elementwise.
+    for (const char* op : {"Add", "Sub", "Mul", "Div", "Pow", "Mod", "Equal", "Less", "Greater", "LessOrEqual",
+                           "GreaterOrEqual", "And", "Or", "Xor", "BitShift", "BitwiseAnd", "BitwiseOr", "BitwiseXor",
+                           "PRelu", "CastLike"})
+      Add(op, {{1, 2, 2, 1, 1}});
+    for (const char* op : {"Min", "Max", "Sum", "Mean"}) Add(op, {{1, 1, kMany, 1, 1}});
+    for (const char* op :
+         {"Not", "BitwiseNot", "Abs", "Neg", "Sign", "Reciprocal", "Sqrt", "Exp", "Log", "Erf", "Floor", "Ceil",
+          "Round", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "IsNaN",
+          "IsInf", "Relu", "LeakyRelu", "Sigmoid", "Tanh", "Gelu", "Softplus", "Softsign", "HardSigmoid", "HardSwish",
+          "Elu", "Selu", "Celu", "Mish", "ThresholdedRelu", "Cast"})
+      Add(op, {{1, 1, 1, 1, 1}});
+    Add("Clip", {{1, 1, 1, 1, 1}, {11, 1, 3, 1, 1}});
+    Add("Where", {{1, 3, 3, 1, 1}});
+    // MatMul family and norms.
+    Add("MatMul", {{1, 2, 2, 1, 1}});
+    Add("Gemm", {{1, 3, 3, 1, 1}, {11, 2, 3, 1, 1}});
+    Add("Einsum", {{1, 1, kMany, 1, 1}});
+    Add("LayerNormalization", {{1, 2, 3, 1, 3}});
+    Add("RMSNormalization", {{1, 2, 2, 1, 1}});
+    // Reductions: axes moved from an attribute to an optional input.
+    Add("ReduceSum", {{1, 1, 1, 1, 1}, {13, 1, 2, 1, 1}});
+    for (const char* op : {"ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
+                           "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp"})
+      Add(op, {{1, 1, 1, 1, 1}, {18, 1, 2, 1, 1}});
+    for (const char* op : {"Softmax", "LogSoftmax", "ArgMax", "ArgMin"}) Add(op, {{1, 1, 1, 1, 1}});
+    Add("CumSum", {{1, 2, 2, 1, 1}});
+    // Shape ops.
+    Add("Reshape", {{1, 1, 1, 1, 1}, {5, 2, 2, 1, 1}});
+    for (const char* op : {"Flatten", "Identity", "Transpose", "Shape", "Size", "ConstantOfShape"})
+      Add(op, {{1, 1, 1, 1, 1}});
+    Add("Squeeze", {{1, 1, 1, 1, 1}, {13, 1, 2, 1, 1}});
+    Add("Unsqueeze", {{1, 1, 1, 1, 1}, {13, 2, 2, 1, 1}});
+    Add("Dropout", {{1, 1, 1, 1, 2}, {12, 1, 3, 1, 2}});
+    Add("Concat", {{1, 1, kMany, 1, 1}});
+    Add("Split", {{1, 1, 2, 1, kMany}, {2, 1, 1, 1, kMany}, {13, 1, 2, 1, kMany}});
+    Add("Slice", {{1, 1, 1, 1, 1}, {10, 3, 5, 1, 1}});
+    for (const char* op : {"Gather", "GatherElements", "Expand"}) Add(op, {{1, 2, 2, 1, 1}});
+    Add("Tile", {{1, 3, 3, 1, 1}, {6, 2, 2, 1, 1}});
+    Add("Trilu", {{1, 1, 2, 1, 1}});
+    Add("Constant", {{1, 0, 0, 1, 1}});
+    Add("Range", {{1, 3, 3, 1, 1}});
+    // Attention: Q, K, V, mask, past K, past V (, nonpad_kv_seqlen from 24) -> Y, present K, present V,
+    // QK output.
+    Add("Attention", {{1, 3, 6, 1, 4}, {24, 3, 7, 1, 4}});
+    Add("MultiHeadAttention", {{1, 3, 6, 1, 3}}, "attune");
+    Add("FusedMatMul", {{1, 2, 2, 1, 1}}, "attune");
+  }
+
+  const OpArity* Find(std::string_view domain, std::string_view op_type, int opset) const {
+    auto it = entries_.find(absl::StrCat(Sv(domain), "::", Sv(op_type)));
+    if (it == entries_.end()) return nullptr;
+    const OpArity* found = nullptr;
+    for (const OpArity& e : it->second)
+      if (e.since_opset <= opset) found = &e;
+    return found;
+  }
+
+ private:
+  void Add(const char* op, Entries entries, const char* domain = "") {
+    entries_[absl::StrCat(domain, "::", op)] = std::move(entries);
+  }
+
+  absl::flat_hash_map<std::string, Entries> entries_;
+};
+
+}  // namespace
+
+const OpArity* FindOpArity(std::string_view domain, std::string_view op_type, int opset) {
+  static const ArityTable* table = new ArityTable();
+  if (domain == "ai.onnx") domain = "";
+  return table->Find(domain, op_type, opset);
+}
+
+}  // namespace attune

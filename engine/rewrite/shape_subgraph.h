@@ -1,0 +1,46 @@
+// A value that depends only on tensor shapes and constants (a causal mask, a
+// reshape target), cut out of its graph into a small Graph whose inputs are
+// the tensors whose shapes it reads, so it can be evaluated at any sizes.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/ir/graph.h"
+#include "engine/rewrite/dim_binding.h"
+#include "engine/rewrite/subgraph_evaluator.h"
+
+namespace attune {
+
+class ShapeSubgraph {
+ public:
+  /// Walks back from `root`: through any node, stopping at constants and at
+  /// the inputs of Shape and Size nodes (the shape sources). Reaching a graph
+  /// input's values (other than through Shape/Size) or a random op is a
+  /// FailedPrecondition whose message says which tensor was reached.
+  static absl::StatusOr<ShapeSubgraph> Cut(const Graph& graph, const Value* root, int max_nodes = 400);
+
+  /// The tensors whose shapes the value reads, in the cut graph's input order.
+  const std::vector<const Value*>& sources() const { return sources_; }
+  /// Largest dim of any constant a Slice in the cut reads as its data (0 if none):
+  /// the length of a mask buffer.
+  int64_t sliced_buffer_length() const { return sliced_buffer_length_; }
+  /// Nodes of the original graph inside the cut.
+  const std::vector<const Node*>& nodes() const { return nodes_; }
+
+  /// Evaluates the value with zero tensors of the sources' shapes under `binding`.
+  /// InvalidArgument when a source's shape cannot be evaluated.
+  absl::StatusOr<Tensor> Evaluate(const DimBinding& binding, const SubgraphEvaluator& evaluator,
+                                  const ExecOptions& options);
+
+ private:
+  std::vector<const Value*> sources_;
+  std::vector<const Node*> nodes_;
+  int64_t sliced_buffer_length_ = 0;
+  std::shared_ptr<Graph> graph_;
+  std::shared_ptr<PreparedSubgraph> prepared_;
+};
+
+}  // namespace attune

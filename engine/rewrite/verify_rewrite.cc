@@ -1,0 +1,149 @@
+#include "engine/rewrite/verify_rewrite.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+#include <random>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "core/common/status_macros.h"
+#include "engine/pattern/constants.h"
+#include "engine/rewrite/dim_binding.h"
+
+namespace attune {
+namespace {
+
+// Sizes for the symbolic dims: small, with a causal offset and several rows,
+// and unlike the mask proof's probe sizes so that verify mode checks other
+// lengths. The first set reaches beyond the mask's windows and offsets; the
+// later ones serve models whose mask buffer is shorter.
+struct Sizes {
+  int64_t batch, past, other;
+};
+constexpr Sizes kShortSizes[] = {{2, 4, 11}, {2, 2, 3}};
+// Cost bound on the long size (the proof's cap on probe lengths, and a step).
+constexpr int64_t kMaxVerifyLength = 4096 + 16;
+
+std::vector<Sizes> SizesFor(const std::vector<int64_t>& long_lengths) {
+  std::vector<Sizes> sizes;
+  // One batch: the unfused graph holds a few T x T score matrices per head.
+  for (int64_t t : long_lengths)
+    if (t > kShortSizes[0].other) sizes.push_back({1, 4, std::min(t, kMaxVerifyLength)});
+  for (const Sizes& s : kShortSizes) sizes.push_back(s);
+  return sizes;
+}
+
+int64_t SizeFor(const std::string& symbol, const Sizes& sizes) {
+  if (absl::StrContains(symbol, "batch")) return sizes.batch;
+  if (absl::StrContains(symbol, "past")) return sizes.past;
+  return sizes.other;
+}
+
+absl::StatusOr<Tensor> RandomInput(const Value& v, const DimBinding& binding, std::mt19937& rng,
+                                   const ExecOptions& options) {
+  if (!v.shape().has_value())
+    return absl::FailedPreconditionError(absl::StrCat("input '", v.name(), "' has unknown rank"));
+  auto dims = binding.Evaluate(*v.shape());
+  if (!dims)
+    return absl::FailedPreconditionError(
+        absl::StrCat("input '", v.name(), "' shape ", SymbolicShapeToString(*v.shape()), " cannot be sized"));
+  ASSIGN_OR_RETURN(Tensor t, Tensor::Create(v.type(), *dims, options.max_tensor_bytes));
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  switch (v.type()) {
+    case ElementType::kFloat32:
+      for (float& x : t.values<float>()) x = uniform(rng);
+      break;
+    case ElementType::kFloat16:
+      for (Float16& x : t.values<Float16>()) x = FloatToHalf(uniform(rng));
+      break;
+    case ElementType::kFloat64:
+      for (double& x : t.values<double>()) x = uniform(rng);
+      break;
+    case ElementType::kBool:  // attend everywhere: a random padding mask could hide whole rows
+      for (bool& x : t.values<bool>()) x = true;
+      break;
+    default:
+      break;  // integers stay 0: always a valid index or token
+  }
+  return t;
+}
+
+// Folds the last `replaced` outputs' differences into `errors`.
+absl::Status Compare(const std::vector<Tensor>& out_a, const std::vector<Tensor>& out_b, size_t replaced,
+                     VerifyErrors& errors) {
+  const size_t first = out_a.size() - replaced;
+  for (size_t i = first; i < out_a.size(); ++i) {
+    const Tensor& a = out_a[i];
+    const Tensor& b = out_b[i];
+    if (a.shape() != b.shape())
+      return absl::InternalError(absl::StrCat("verify: fused output has shape ", ShapeToString(b.shape()),
+                                              ", the original ", ShapeToString(a.shape())));
+    auto va = pattern::TensorAsDoubles(a);
+    auto vb = pattern::TensorAsDoubles(b);
+    if (!va || !vb) return absl::UnimplementedError("verify: outputs are not numeric");
+    for (size_t k = 0; k < va->size(); ++k) {
+      const double x = (*va)[k], y = (*vb)[k];
+      if (std::isnan(x) && std::isnan(y)) continue;
+      const double abs = std::isnan(x) || std::isnan(y) ? INFINITY : std::fabs(x - y);
+      errors.max_abs = std::max(errors.max_abs, abs);
+      errors.max_rel = std::max(errors.max_rel, abs / std::max(std::fabs(x), 1e-6));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<VerifyErrors> VerifyRewritePlan(const Graph& graph, const RewritePlan& plan,
+                                              const SubgraphEvaluator& evaluator, const ExecOptions& options,
+                                              const std::vector<int64_t>& long_lengths) {
+  std::unique_ptr<Graph> original = graph.Clone();
+  std::unique_ptr<Graph> fused = graph.Clone();
+  ASSIGN_OR_RETURN(AppliedPlan applied, ApplyRewritePlan(*fused, plan));
+  // Compare each replaced value with what replaces it, as extra outputs.
+  for (const auto& [from, to] : plan.replace) {
+    Value* a = original->FindValue(from);
+    Value* b = fused->FindValue(applied.value_names.at(to.substr(1)));
+    if (a == nullptr || b == nullptr) return absl::InternalError("verify: a replaced value is missing");
+    original->AddOutput(a);
+    fused->AddOutput(b);
+  }
+
+  ASSIGN_OR_RETURN(std::unique_ptr<PreparedSubgraph> plan_a, evaluator.Prepare(*original, options));
+  ASSIGN_OR_RETURN(std::unique_ptr<PreparedSubgraph> plan_b, evaluator.Prepare(*fused, options));
+  // Every size the unfused graph runs at is compared (a mask buffer may stop
+  // it at the long ones); at least one must run.
+  absl::Status last = absl::UnknownError("no sizes tried");
+  bool compared = false;
+  VerifyErrors errors;
+  for (const Sizes& sizes : SizesFor(long_lengths)) {
+    DimBinding binding;
+    for (const Value* in : graph.inputs()) {
+      if (!in->shape().has_value()) continue;
+      for (const Dim& d : *in->shape())
+        for (const std::string& s : SymbolsOf(d))
+          if (!binding.IsBound(s) && IsPlainSymbol(Dim::Symbol(s))) binding.Bind(s, SizeFor(s, sizes));
+    }
+    std::mt19937 rng(1234);
+    std::vector<Tensor> inputs;
+    for (const Value* in : graph.inputs()) {
+      if (in->is_constant()) continue;
+      ASSIGN_OR_RETURN(Tensor t, RandomInput(*in, binding, rng, options));
+      inputs.push_back(std::move(t));
+    }
+    absl::StatusOr<std::vector<Tensor>> out_a = plan_a->Evaluate(inputs);
+    if (!out_a.ok()) {
+      last = out_a.status();
+      continue;
+    }
+    ASSIGN_OR_RETURN(std::vector<Tensor> out_b, plan_b->Evaluate(inputs));
+    RETURN_IF_ERROR(Compare(*out_a, out_b, plan.replace.size(), errors));
+    errors.longest_sequence = std::max(errors.longest_sequence, sizes.other);
+    compared = true;
+  }
+  if (!compared) return last;
+  return errors;
+}
+
+}  // namespace attune

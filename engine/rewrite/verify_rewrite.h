@@ -1,0 +1,33 @@
+// Verify mode: runs the graph with and without one planned fusion on random
+// inputs (symbolic dims bound to sizes beyond the mask's windows and offsets)
+// and measures how far the fused outputs are from the values they replace.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/ir/graph.h"
+#include "engine/rewrite/rewrite_plan.h"
+#include "ops/kernel.h"
+#include "engine/rewrite/subgraph_evaluator.h"
+
+namespace attune {
+
+struct VerifyErrors {
+  double max_abs = 0.0;
+  double max_rel = 0.0;
+  int64_t longest_sequence = 0;  // the largest sequence size compared
+};
+
+/// Errors of every replaced value; an error status when the comparison cannot
+/// run (unknown input shapes, a kernel failure). The sequence dims are drawn
+/// at each of `long_lengths` (beyond the replaced mask's windows and constant
+/// offsets, so that what a window hides is part of the comparison) and at
+/// two short sizes; every size the unfused graph runs at is compared (a mask
+/// buffer may stop it at the long ones), and at least one must run.
+absl::StatusOr<VerifyErrors> VerifyRewritePlan(const Graph& graph, const RewritePlan& plan,
+                                              const SubgraphEvaluator& evaluator, const ExecOptions& options,
+                                              const std::vector<int64_t>& long_lengths = {});
+
+}  // namespace attune
