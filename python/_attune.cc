@@ -123,6 +123,7 @@ py::dict FusionToDict(const FusionRecord& f) {
   d["window"] = f.window > 0 ? py::object(py::int_(f.window)) : py::object(py::none());
   d["mask"] = f.mask;
   d["masked_rows"] = f.masked_rows.empty() ? py::object(py::none()) : py::object(py::str(f.masked_rows));
+  d["key_padding"] = f.key_padding.empty() ? py::object(py::none()) : py::object(py::str(f.key_padding));
   d["q_layout"] = f.q_layout;
   d["has_past"] = f.has_past;
   d["undone"] = f.undone;

@@ -34,7 +34,8 @@ std::string HumanBytes(int64_t bytes) {
 
 std::string MaskText(const nlohmann::json& f) {
   const std::string mask = f["mask"];
-  if (mask == "window") return absl::StrCat("window ", f["window"].dump());
+  if (mask == "window" || mask == "window+padding")
+    return absl::StrCat(mask == "window" ? "window " : "window+padding ", f["window"].dump());
   return mask;
 }
 

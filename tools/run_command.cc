@@ -45,8 +45,8 @@ absl::Status Run(const Args& args) {
   int causal = 0, window = 0;
   for (const FusionRecord& f : report.fusions) {
     if (f.undone) continue;
-    causal += f.mask == "causal";
-    window += f.mask == "window";
+    causal += f.mask == "causal" || f.mask == "causal+padding";
+    window += f.mask == "window" || f.mask == "window+padding";
   }
   std::printf("model      %s\n", model_path.c_str());
   std::printf("fusions    %zu attention (%d causal, %d window)%s\n", report.fusions.size(), causal, window,

@@ -62,7 +62,7 @@ class ArityTable {
     // Attention: Q, K, V, mask, past K, past V (, nonpad_kv_seqlen from 24) -> Y, present K, present V,
     // QK output.
     Add("Attention", {{1, 3, 6, 1, 4}, {24, 3, 7, 1, 4}});
-    Add("MultiHeadAttention", {{1, 3, 6, 1, 3}}, "attune");
+    Add("MultiHeadAttention", {{1, 3, 7, 1, 3}}, "attune");
     Add("FusedMatMul", {{1, 2, 2, 1, 1}}, "attune");
   }
 

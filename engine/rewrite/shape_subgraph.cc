@@ -24,19 +24,32 @@ bool IsRandom(const Node& n) {
 }  // namespace
 
 absl::StatusOr<ShapeSubgraph> ShapeSubgraph::Cut(const Graph& graph, const Value* root, int max_nodes) {
+  return Cut(graph, root, CutValues{}, max_nodes);
+}
+
+absl::StatusOr<ShapeSubgraph> ShapeSubgraph::Cut(const Graph& graph, const Value* root, const CutValues& values,
+                                                 int max_nodes) {
   ShapeSubgraph cut;
   absl::flat_hash_set<const Node*> included;
   absl::flat_hash_set<const Value*> sources, constants, seen;
+  absl::flat_hash_set<const Value*> value_set(values.values.begin(), values.values.end());
+  cut.value_sources_ = values.values;
   std::vector<const Value*> stack = {root};
   while (!stack.empty()) {
     const Value* v = stack.back();
     stack.pop_back();
     if (v == nullptr || !seen.insert(v).second) continue;
+    if (value_set.contains(v)) continue;
     if (pattern::ConstantOf(v) != nullptr) {
       constants.insert(v);
       continue;
     }
     const Node* n = v->producer();
+    if (n == nullptr && values.graph_inputs && v->is_graph_input()) {
+      value_set.insert(v);
+      cut.value_sources_.push_back(v);
+      continue;
+    }
     if (n == nullptr) {
       return absl::FailedPreconditionError(
           absl::StrCat("depends on input values ('", v->name(), "')"));
@@ -52,11 +65,19 @@ absl::StatusOr<ShapeSubgraph> ShapeSubgraph::Cut(const Graph& graph, const Value
     for (const Value* in : n->inputs()) stack.push_back(in);
   }
 
+  // A value read for its data and its shape is a value input only.
+  for (const Value* v : cut.value_sources_) sources.erase(v);
+
   // Copy the cut into a graph of its own, in the original topological order.
   ASSIGN_OR_RETURN(std::vector<Node*> order, graph.TopologicalOrder());
   auto g = std::make_shared<Graph>();
   for (const auto& [domain, version] : graph.opsets()) g->SetOpset(domain, version);
   absl::flat_hash_map<const Value*, Value*> map;
+  for (const Value* v : cut.value_sources_) {
+    Value* in = g->AddValue(v->name(), v->type(), std::nullopt);
+    g->AddInput(in);
+    map[v] = in;
+  }
   auto mapped = [&](const Value* v) -> Value* {
     if (v == nullptr) return nullptr;
     auto it = map.find(v);
@@ -95,11 +116,19 @@ absl::StatusOr<ShapeSubgraph> ShapeSubgraph::Cut(const Graph& graph, const Value
 
 absl::StatusOr<Tensor> ShapeSubgraph::Evaluate(const DimBinding& binding, const SubgraphEvaluator& evaluator,
                                                const ExecOptions& options) {
+  return Evaluate(binding, evaluator, options, {});
+}
+
+absl::StatusOr<Tensor> ShapeSubgraph::Evaluate(const DimBinding& binding, const SubgraphEvaluator& evaluator,
+                                               const ExecOptions& options, std::vector<Tensor> values) {
+  if (values.size() != value_sources_.size())
+    return absl::InvalidArgumentError(absl::StrCat("the cut reads ", value_sources_.size(), " values, ", values.size(),
+                                                   " given"));
   if (prepared_ == nullptr) {
     ASSIGN_OR_RETURN(std::unique_ptr<PreparedSubgraph> prepared, evaluator.Prepare(*graph_, options));
     prepared_ = std::move(prepared);
   }
-  std::vector<Tensor> inputs;
+  std::vector<Tensor> inputs = std::move(values);
   for (const Value* source : sources_) {
     if (!source->shape().has_value())
       return absl::InvalidArgumentError(absl::StrCat("the shape of '", source->name(), "' is unknown"));

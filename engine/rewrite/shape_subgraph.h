@@ -14,6 +14,15 @@
 
 namespace attune {
 
+/// Values whose data a cut reads as inputs of its own (not only their shapes).
+struct CutValues {
+  /// These values end the walk; their data is given to Evaluate.
+  std::vector<const Value*> values;
+  /// Graph inputs the walk reaches through their data become value inputs
+  /// too (after `values`), instead of a FailedPrecondition.
+  bool graph_inputs = false;
+};
+
 class ShapeSubgraph {
  public:
   /// Walks back from `root`: through any node, stopping at constants and at
@@ -21,6 +30,13 @@ class ShapeSubgraph {
   /// input's values (other than through Shape/Size) or a random op is a
   /// FailedPrecondition whose message says which tensor was reached.
   static absl::StatusOr<ShapeSubgraph> Cut(const Graph& graph, const Value* root, int max_nodes = 400);
+  /// As above, and the walk also ends at `values`: their data are inputs of
+  /// the cut (value_sources(), given to Evaluate in that order).
+  static absl::StatusOr<ShapeSubgraph> Cut(const Graph& graph, const Value* root, const CutValues& values,
+                                           int max_nodes = 400);
+
+  /// The tensors whose data the value reads, in the order Evaluate takes them.
+  const std::vector<const Value*>& value_sources() const { return value_sources_; }
 
   /// The tensors whose shapes the value reads, in the cut graph's input order.
   const std::vector<const Value*>& sources() const { return sources_; }
@@ -34,9 +50,13 @@ class ShapeSubgraph {
   /// InvalidArgument when a source's shape cannot be evaluated.
   absl::StatusOr<Tensor> Evaluate(const DimBinding& binding, const SubgraphEvaluator& evaluator,
                                   const ExecOptions& options);
+  /// As above, with the data of value_sources() (one tensor each, in order).
+  absl::StatusOr<Tensor> Evaluate(const DimBinding& binding, const SubgraphEvaluator& evaluator,
+                                  const ExecOptions& options, std::vector<Tensor> values);
 
  private:
   std::vector<const Value*> sources_;
+  std::vector<const Value*> value_sources_;
   std::vector<const Node*> nodes_;
   int64_t sliced_buffer_length_ = 0;
   std::shared_ptr<Graph> graph_;

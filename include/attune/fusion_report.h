@@ -21,11 +21,17 @@ struct FusionRecord {
   float scale = 0.0f;
   bool causal = false;
   int64_t window = 0;         // 0 = unlimited
-  std::string mask;           // "causal", "window", "explicit" or "none"
-  /// With an explicit mask: what a query row whose every key it hides outputs,
-  /// as the replaced subgraph does: "nan" (softmax of -inf) or "uniform" (the
-  /// mean of V: softmax of equal finite fills). Empty otherwise.
+  /// "causal", "window", "explicit" or "none"; with a key padding input
+  /// "causal+padding", "window+padding" or "padding".
+  std::string mask;
+  /// What a query row whose every key is hidden outputs, as the replaced
+  /// subgraph does: "nan" (softmax of -inf), "uniform" (the mean of V:
+  /// softmax of equal finite fills) or "fills" (softmax of the scores the
+  /// subgraph gives hidden keys, by which part hides each). Empty when no
+  /// row can be fully hidden.
   std::string masked_rows;
+  /// With a padding mask: the graph input it is read from (0 pads a key).
+  std::string key_padding;
   std::string q_layout;       // "BHTD" or "BTC"
   bool has_past = false;
   /// Set by verify mode: max errors of the fused op against the original subgraph.

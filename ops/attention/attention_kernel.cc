@@ -10,6 +10,7 @@
 #include "ops/attention/attention_operands.h"
 #include "ops/attention/attention_shapes.h"
 #include "ops/attention/float_staging.h"
+#include "ops/attention/key_padding.h"
 #include "ops/attention/kernels/attention_args.h"
 
 namespace attune::attention {
@@ -58,6 +59,7 @@ AttentionArgs BatchSlice(const AttentionArgs& a, int64_t b) {
   AdvanceBatch(one.bias, b);
   if (one.y != nullptr) one.y += b * a.y_stride_batch;
   if (one.kv_valid_len != nullptr) one.kv_valid_len += b;
+  if (one.key_visible != nullptr) one.key_visible += b * a.kv_len;
   return one;
 }
 
@@ -92,9 +94,15 @@ absl::Status AttentionKernel::Run(KernelContext& ctx) const {
   const Tensor* mask = ctx.input(kInputMask);
   const Tensor* past_key = ctx.input(kInputPastKey);
   const Tensor* past_value = ctx.input(kInputPastValue);
-  const Tensor* nonpad = ctx.input(kInputNonpadKvSeqlen);
+  // Input 6 is ONNX Attention's nonpad_kv_seqlen, and MultiHeadAttention's key padding mask.
+  const bool onnx = p.alignment == CausalAlignment::kOnnx;
+  const Tensor* nonpad = onnx ? ctx.input(kInputNonpadKvSeqlen) : nullptr;
+  const Tensor* key_padding = onnx ? nullptr : ctx.input(kInputKeyPadding);
   if (nonpad != nullptr && !p.accepts_nonpad_kv_seqlen) {
     return absl::InvalidArgumentError(absl::StrCat(p.op_name, ": input 6 (nonpad_kv_seqlen) needs opset 24"));
+  }
+  if (key_padding != nullptr && mask != nullptr) {
+    return absl::UnimplementedError(absl::StrCat(p.op_name, ": a key padding mask together with attn_mask"));
   }
 
   ASSIGN_OR_RETURN(const AttentionShapes s, ResolveAttentionShapes(p, *q, *k, *v, past_key, past_value));
@@ -105,6 +113,12 @@ absl::Status AttentionKernel::Run(KernelContext& ctx) const {
   AttentionBias bias;
   if (mask != nullptr) {
     ASSIGN_OR_RETURN(bias, PrepareAttentionBias(ctx, p, s, *mask));
+  }
+  KeyPadding padding;
+  if (key_padding != nullptr) {
+    ASSIGN_OR_RETURN(padding, PrepareKeyPadding(ctx, p, s, *key_padding));
+    bias.view = padding.bias;
+    valid_keys = padding.valid_keys.data();
   }
   ASSIGN_OR_RETURN(const AttentionOperands operands,
                    PrepareAttentionOperands(ctx, s, *q, *k, *v, past_key, past_value));
@@ -139,6 +153,8 @@ absl::Status AttentionKernel::Run(KernelContext& ctx) const {
   args.bias = bias.view;
   args.kv_valid_len = valid_keys;
   args.masked_rows = p.masked_rows;
+  args.hidden_fills = p.hidden_fills;
+  args.key_visible = key_padding != nullptr ? padding.visible.data() : nullptr;
   args.threads = ctx.threads();
 
   // The fused kernels apply a softcap after the bias; ONNX applies it before,
@@ -150,7 +166,7 @@ absl::Status AttentionKernel::Run(KernelContext& ctx) const {
     return materialize ? RunMaterializedAttention(a, qk_out, p.qk_output_mode)
                        : RunAttention(a, ctx.options().attention_backend);
   };
-  const std::vector<int64_t> offsets = CausalOffsets(p, s, valid_keys);
+  const std::vector<int64_t> offsets = CausalOffsets(p, s, nonpad != nullptr ? valid_keys : nullptr);
   if (offsets.size() == 1) {
     args.causal_offset = offsets[0];
     RETURN_IF_ERROR(compute(args, qk_data));

@@ -57,10 +57,9 @@ void ComputeRow(const AttentionArgs& a, int64_t b, int64_t h, int64_t i, float* 
   float* y = a.y + b * a.y_stride_batch + h * a.y_stride_head + i * a.y_stride_seq;
   std::fill(acc.begin(), acc.end(), 0.0);
   if (max_score == kHidden) {  // no visible key: as a.masked_rows says
-    const double p = a.masked_rows == MaskedRows::kNaN       ? std::numeric_limits<double>::quiet_NaN()
-                     : a.masked_rows == MaskedRows::kUniform ? 1.0 / static_cast<double>(a.kv_len)
-                                                             : 0.0;
-    for (int64_t j = 0; j < a.kv_len; ++j) record(QkOutputMode::kSoftmax, j, p);
+    std::vector<double> weights(static_cast<size_t>(a.kv_len));
+    MaskedRowWeights(a, b, i, weights.data());
+    for (int64_t j = 0; j < a.kv_len; ++j) record(QkOutputMode::kSoftmax, j, weights[j]);
     WriteMaskedRow(a, b, h, i);
     return;
   }

@@ -2,6 +2,9 @@
 
 #include <cmath>
 #include <initializer_list>
+#include <limits>
+#include <string>
+#include <vector>
 #include <string_view>
 
 #include "absl/strings/str_cat.h"
@@ -64,8 +67,34 @@ absl::StatusOr<MaskedRows> ParseMaskedRows(const Attributes& attrs, const char* 
   if (v == "zeros") return MaskedRows::kZeros;
   if (v == "nan") return MaskedRows::kNaN;
   if (v == "uniform") return MaskedRows::kUniform;
+  if (v == "fills") return MaskedRows::kFills;
+  return absl::InvalidArgumentError(absl::StrCat(
+      op, ": attribute masked_rows must be \"zeros\", \"nan\", \"uniform\" or \"fills\" (got \"", v, "\")"));
+}
+
+// hidden_fills: [causal only, padding only, both], the scores of hidden keys.
+absl::StatusOr<HiddenFills> ParseHiddenFills(const Attributes& attrs, const char* op) {
+  HiddenFills f;
+  if (!attrs.Has("hidden_fills")) return f;
+  ASSIGN_OR_RETURN(std::vector<float> v, attrs.GetFloats("hidden_fills"));
+  if (v.size() != 3)
+    return absl::InvalidArgumentError(absl::StrCat(op, ": attribute hidden_fills must hold 3 numbers (got ", v.size(), ")"));
+  for (float x : v) {
+    if (std::isnan(x) || x == std::numeric_limits<float>::infinity())
+      return absl::InvalidArgumentError(absl::StrCat(op, ": attribute hidden_fills must be finite or -inf (got ", x, ")"));
+  }
+  f.causal = v[0];
+  f.padding = v[1];
+  f.both = v[2];
+  return f;
+}
+
+absl::StatusOr<KeyPaddingValues> ParseKeyPaddingValues(const Attributes& attrs, const char* op) {
+  ASSIGN_OR_RETURN(std::string v, attrs.GetString("key_padding", "binary"));
+  if (v == "binary") return KeyPaddingValues::kBinary;
+  if (v == "nonzero") return KeyPaddingValues::kNonzero;
   return absl::InvalidArgumentError(
-      absl::StrCat(op, ": attribute masked_rows must be \"zeros\", \"nan\" or \"uniform\" (got \"", v, "\")"));
+      absl::StrCat(op, ": attribute key_padding must be \"binary\" or \"nonzero\" (got \"", v, "\")"));
 }
 
 absl::Status CheckArity(const KernelInfo& info, const char* op, int max_inputs, int max_outputs) {
@@ -96,8 +125,9 @@ absl::StatusOr<AttentionParams> ParseMultiHeadAttentionParams(const KernelInfo& 
   const Attributes& attrs = info.attrs();
   RETURN_IF_ERROR(
       CheckKnownAttributes(info, p.op_name,
-                           {"num_heads", "kv_num_heads", "scale", "causal", "window", "softcap", "masked_rows"}));
-  RETURN_IF_ERROR(CheckArity(info, p.op_name, /*max_inputs=*/6, /*max_outputs=*/3));
+                           {"num_heads", "kv_num_heads", "scale", "causal", "window", "softcap", "masked_rows",
+                            "hidden_fills", "key_padding"}));
+  RETURN_IF_ERROR(CheckArity(info, p.op_name, /*max_inputs=*/7, /*max_outputs=*/3));
   RETURN_IF_ERROR(ParseCommon(attrs, "num_heads", p));
   ASSIGN_OR_RETURN(p.causal, Flag(attrs, p.op_name, "causal"));
   ASSIGN_OR_RETURN(p.window, attrs.GetInt("window", 0));
@@ -105,6 +135,8 @@ absl::StatusOr<AttentionParams> ParseMultiHeadAttentionParams(const KernelInfo& 
     return absl::InvalidArgumentError(absl::StrCat(p.op_name, ": attribute window must be >= 0 (got ", p.window, ")"));
   }
   ASSIGN_OR_RETURN(p.masked_rows, ParseMaskedRows(attrs, p.op_name));
+  ASSIGN_OR_RETURN(p.hidden_fills, ParseHiddenFills(attrs, p.op_name));
+  ASSIGN_OR_RETURN(p.key_padding_values, ParseKeyPaddingValues(attrs, p.op_name));
   p.alignment = CausalAlignment::kBottomRight;
   p.short_mask_keys = ShortMaskKeys::kBroadcast;
   return p;

@@ -35,6 +35,13 @@ enum class ShortMaskKeys {
   kHide,       // ONNX Attention: the missing trailing keys are masked out (padding with -inf / false)
 };
 
+/// What a key padding mask's entries may hold (the fusion's proof says
+/// which reading the replaced subgraph has).
+enum class KeyPaddingValues {
+  kBinary,   // 0 pads, 1 shows; any other value is refused (the subgraph's arithmetic gives it no mask meaning)
+  kNonzero,  // 0 pads, any other value shows
+};
+
 struct AttentionParams {
   const char* op_name = "attention";  // for error messages
   /// Head counts from attributes; 0 when not given (then taken from 4-D
@@ -57,6 +64,11 @@ struct AttentionParams {
   /// What a query row that sees no key outputs (MultiHeadAttention's
   /// masked_rows: "zeros", "nan" or "uniform"; ONNX Attention: zeros).
   MaskedRows masked_rows = MaskedRows::kZeros;
+  /// With masked_rows "fills": the scores the subgraph gives hidden keys.
+  HiddenFills hidden_fills;
+  /// Whether input 6 is a key padding mask (MultiHeadAttention), and which
+  /// of its values the fusion was proven for.
+  KeyPaddingValues key_padding_values = KeyPaddingValues::kBinary;
 };
 
 /// Input and output positions, the same for both ops.
@@ -66,13 +78,15 @@ inline constexpr int kInputV = 2;
 inline constexpr int kInputMask = 3;
 inline constexpr int kInputPastKey = 4;
 inline constexpr int kInputPastValue = 5;
-inline constexpr int kInputNonpadKvSeqlen = 6;
+inline constexpr int kInputNonpadKvSeqlen = 6;  // ONNX Attention (opset 24)
+inline constexpr int kInputKeyPadding = 6;      // MultiHeadAttention: [batch, total_kv_len], 0 pads a key
 inline constexpr int kOutputY = 0;
 inline constexpr int kOutputPresentKey = 1;
 inline constexpr int kOutputPresentValue = 2;
 inline constexpr int kOutputQk = 3;
 
-/// attune.MultiHeadAttention: num_heads, kv_num_heads, scale, causal, window, softcap, masked_rows.
+/// attune.MultiHeadAttention: num_heads, kv_num_heads, scale, causal, window, softcap, masked_rows,
+/// hidden_fills, key_padding.
 absl::StatusOr<AttentionParams> ParseMultiHeadAttentionParams(const KernelInfo& info);
 /// ONNX Attention (opset 23, 24): is_causal, q_num_heads, kv_num_heads, scale,
 /// softcap, qk_matmul_output_mode, softmax_precision.

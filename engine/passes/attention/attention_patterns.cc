@@ -41,7 +41,22 @@ Pattern Scaled(Pattern x, const std::string& prefix) {
                 Op("Mul").Commutative().Inputs({x, Capture(prefix + "_mul")})});
 }
 
+// One step of a mask chain: the scores in one operand, anything in the others.
+Pattern ChainStep(Pattern x, const std::string& node) {
+  return OneOf({Op("Where").CaptureNode(node).Inputs({Any(), Any(), x}),
+                Op("Where").CaptureNode(node).Inputs({Any(), x, Any()}),
+                Op("Add").CaptureNode(node).Commutative().Inputs({x, Any()}),
+                Op("Sub").CaptureNode(node).Inputs({x, Any()}),
+                Op("Max").CaptureNode(node).Commutative().Inputs({x, Any()})});
+}
+
 Pattern MaskStage(MaskForm form, Pattern x) {
+  x = Capture(c::kMaskChainIn, std::move(x));
+  if (form == MaskForm::kChain2 || form == MaskForm::kChain3) {
+    Pattern s = Tidy(ChainStep(x, "mask_step_0"));
+    if (form == MaskForm::kChain3) s = Tidy(ChainStep(s, "mask_step_1"));
+    return ChainStep(s, c::kMaskNode);
+  }
   if (form == MaskForm::kWhere) {
     return OneOf({Op("Where").CaptureNode(c::kMaskNode).Inputs({Capture(c::kMaskBlocked), Capture(c::kMaskFill), x}),
                   Op("Where").CaptureNode(c::kMaskNode).Inputs({Capture(c::kMaskKeep), x, Capture(c::kMaskFill)})});
@@ -87,6 +102,8 @@ const char* MaskName(MaskForm m) {
     case MaskForm::kNone: return "none";
     case MaskForm::kWhere: return "where";
     case MaskForm::kAdd: return "add";
+    case MaskForm::kChain2: return "chain2";
+    case MaskForm::kChain3: return "chain3";
   }
   return "?";
 }
@@ -102,12 +119,13 @@ std::vector<AttentionVariant> AllAttentionVariants() {
   std::vector<AttentionVariant> out;
   // The scale on Q and K before the one on Q alone: the longer match explains more.
   const ScalePlace scales[] = {ScalePlace::kScores, ScalePlace::kQueryAndKey, ScalePlace::kQuery, ScalePlace::kNone};
-  const MaskForm masks[] = {MaskForm::kWhere, MaskForm::kAdd, MaskForm::kNone};
+  const MaskForm masks[] = {MaskForm::kWhere, MaskForm::kAdd, MaskForm::kChain2, MaskForm::kChain3, MaskForm::kNone};
   for (bool softcap : {false, true}) {
     for (ScalePlace s : scales) {
       for (MaskForm m : masks) {
         out.push_back({s, m, false, softcap});
-        if (s == ScalePlace::kScores && m != MaskForm::kNone && !softcap) out.push_back({s, m, true, softcap});
+        const bool chain = m == MaskForm::kChain2 || m == MaskForm::kChain3;
+        if (s == ScalePlace::kScores && m != MaskForm::kNone && !chain && !softcap) out.push_back({s, m, true, softcap});
       }
     }
   }

@@ -23,6 +23,11 @@ enum class MaskForm {
   kNone,
   kWhere,  // Where(cond, fill, scores) or Where(cond, scores, fill)
   kAdd,    // Add(scores, mask)
+  /// Two or three steps, each a Where, Add, Sub or Max with the scores in
+  /// one operand (GPT-2: Where(causal, s, min) then + padding); what they
+  /// compute together is proven by evaluating them (mask_chain_proof.h).
+  kChain2,
+  kChain3,
 };
 
 struct AttentionVariant {
@@ -57,7 +62,8 @@ inline constexpr char kKtTranspose[] = "kt_transpose";  // ... through this node
 inline constexpr char kScale[] = "scale";        // prefix: scale_div / scale_mul on the scores
 inline constexpr char kQScale[] = "q_scale";     // prefix: on Q
 inline constexpr char kKScale[] = "k_scale";     // prefix: on K
-inline constexpr char kMaskNode[] = "mask_node";
+inline constexpr char kMaskNode[] = "mask_node";    // the (last) mask step
+inline constexpr char kMaskChainIn[] = "mask_in";  // value: the scores the first mask step reads
 inline constexpr char kMaskBlocked[] = "mask_blocked";  // Where(cond, fill, scores): cond
 inline constexpr char kMaskKeep[] = "mask_keep";        // Where(cond, scores, fill): cond
 inline constexpr char kMaskFill[] = "mask_fill";

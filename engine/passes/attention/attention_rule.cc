@@ -7,10 +7,12 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "engine/passes/attention/broadcast_check.h"
+#include "engine/passes/attention/mask_chain_proof.h"
 #include "engine/passes/attention/mask_proof.h"
 #include "engine/passes/attention/operands.h"
 #include "engine/pattern/constants.h"
 #include "engine/pattern/predicates.h"
+#include "engine/rewrite/shape_subgraph.h"
 
 namespace attune::attention {
 namespace {
@@ -112,7 +114,10 @@ std::string OperandRef(RewritePlan& plan, const HeadOperand& op, const std::stri
 }
 
 struct MaskDecision {
-  std::string kind = "none";  // causal, window, explicit, none
+  /// none, causal, window, explicit, or with a key padding input padding,
+  /// causal+padding, window+padding.
+  std::string kind = "none";
+  bool causal = false;  // the fused op's causal attribute (causal or window)
   int64_t window = 0;
   std::string attn_mask;  // value reference for an explicit mask
   /// With an explicit mask: what a row whose every key it hides gives in the
@@ -121,13 +126,61 @@ struct MaskDecision {
   std::optional<Reason> not_causal;
   /// The longest length the mask's constants (windows, offsets) reach: verify mode runs beyond it.
   int64_t longest_constant = 0;
+  /// The graph input whose zeros pad keys, and which of its values the proof covers.
+  std::string key_padding;
+  std::string key_padding_values;
+  /// With masked_rows "fills": the scores a row with no visible key gives its
+  /// keys [hidden by the causal part only, by the padding only, by both].
+  std::vector<float> hidden_fills;
 };
+
+// The decision a proven mask chain gives.
+MaskDecision FromChain(const ProvenMaskChain& proof) {
+  MaskDecision d;
+  d.longest_constant = proof.longest_constant;
+  const std::string structural = proof.open ? "" : proof.window > 0 ? "window" : "causal";
+  d.causal = !proof.open;
+  d.window = proof.window;
+  if (proof.key_padding == nullptr) {
+    d.kind = proof.open ? "none" : structural;
+    return d;
+  }
+  d.kind = structural.empty() ? "padding" : structural + "+padding";
+  d.key_padding = proof.key_padding->name();
+  d.key_padding_values = proof.nonzero_shows ? "nonzero" : "binary";
+  if (proof.hidden_rows) {
+    d.masked_rows = "fills";
+    d.hidden_fills.assign(proof.fills.begin(), proof.fills.end());
+  }
+  return d;
+}
+
+// Proves the mask steps between the matched scores and the softmax as one
+// chain that may read a padding input.
+absl::StatusOr<ProvenMaskChain> ProveChain(const Graph& graph, const pattern::Match& m, const Node& scores, int rank,
+                                           const HeadOperand& k, const PassContext& ctx) {
+  MaskChainRequest request;
+  request.scores = m.value(c::kMaskChainIn);
+  request.masked = m.node(c::kMaskNode)->output(0);
+  request.rank = rank;
+  const Value* s = scores.output(0);
+  request.dims.q_len = DimOf(s, -2);
+  request.dims.kv_len = DimOf(s, -1);
+  if (k.past != nullptr) request.dims.past_len = DimOf(k.past, 2);
+  return ProveMaskChain(graph, request, *ctx.evaluator, ctx.exec_options);
+}
 
 std::variant<MaskDecision, Reason> DecideMask(const Graph& graph, const pattern::Match& m, const AttentionVariant& v,
                                               const HeadOperand& k, const Node& scores, int rank,
                                               const PassContext& ctx, RewritePlan& plan) {
   MaskDecision d;
   if (v.mask == MaskForm::kNone) return d;
+  if (v.mask == MaskForm::kChain2 || v.mask == MaskForm::kChain3) {
+    if (ctx.evaluator == nullptr) return Reason("no subgraph evaluator to evaluate the mask with");
+    auto chain = ProveChain(graph, m, scores, rank, k, ctx);
+    if (!chain.ok()) return Reason(std::string(chain.status().message()));
+    return FromChain(*chain);
+  }
   MaskProofRequest request;
   bool infinite_fill = false;
   if (v.mask == MaskForm::kWhere) {
@@ -160,10 +213,19 @@ std::variant<MaskDecision, Reason> DecideMask(const Graph& graph, const pattern:
       d.longest_constant = proof->longest_constant;
       if (proof->open) return d;  // hides nothing: no mask at all
       d.kind = proof->window > 0 ? "window" : "causal";
+      d.causal = true;
       d.window = proof->window;
       return d;
     }
     why = std::string(proof.status().message());
+    // A mask that reads an input's values (a padding mask): proven as a chain
+    // with the scores, unless the scale comes after it (the fills would be scaled).
+    if (!v.mask_before_scale && ShapeSubgraph::Cut(graph, request.mask).status().message().find("input values") !=
+                                    std::string_view::npos) {
+      auto chain = ProveChain(graph, m, scores, rank, k, ctx);
+      if (chain.ok()) return FromChain(*chain);
+      why = std::string(chain.status().message());
+    }
   }
 
   // Not provably causal: an explicit attn_mask input, when that is exact.
@@ -295,16 +357,17 @@ std::variant<AttentionRewrite, std::string> CheckAttention(const Graph& graph, c
   if (heads > 0) fused.attributes.Set("num_heads", heads);
   if (kv_heads > 0) fused.attributes.Set("kv_num_heads", kv_heads);
   fused.attributes.Set("scale", static_cast<float>(scale));
-  if (mask.kind == "causal" || mask.kind == "window") fused.attributes.Set("causal", int64_t{1});
+  if (mask.causal) fused.attributes.Set("causal", int64_t{1});
   if (mask.window > 0) fused.attributes.Set("window", mask.window);
   if (!mask.masked_rows.empty()) fused.attributes.Set("masked_rows", mask.masked_rows);
+  if (!mask.hidden_fills.empty()) fused.attributes.Set("hidden_fills", mask.hidden_fills);
+  if (!mask.key_padding.empty()) fused.attributes.Set("key_padding", mask.key_padding_values);
   if (softcap) fused.attributes.Set("softcap", static_cast<float>(*softcap));
   const bool has_past = ops.k.past != nullptr;
   fused.inputs = {q_ref, k_ref, v_ref, mask.attn_mask};
-  if (has_past) {
-    fused.inputs.push_back(ops.k.past->name());
-    fused.inputs.push_back(ops.v.past->name());
-  }
+  fused.inputs.push_back(has_past ? ops.k.past->name() : "");
+  fused.inputs.push_back(has_past ? ops.v.past->name() : "");
+  fused.inputs.push_back(mask.key_padding);
   while (!fused.inputs.empty() && fused.inputs.back().empty()) fused.inputs.pop_back();
   rw.output_type = replaced->type();
   fused.outputs.push_back(rw.plan.AddValue("y", replaced->name() + "/fused", replaced->type(), replaced->shape()));
@@ -326,10 +389,11 @@ std::variant<AttentionRewrite, std::string> CheckAttention(const Graph& graph, c
   r.kv_num_heads = kv_heads;
   r.head_dim = ops.q.head_dim;
   r.scale = static_cast<float>(scale);
-  r.causal = mask.kind == "causal" || mask.kind == "window";
+  r.causal = mask.causal;
   r.window = mask.window;
   r.mask = mask.kind;
   r.masked_rows = mask.masked_rows;
+  r.key_padding = mask.key_padding;
   r.q_layout = three_d ? "BTC" : "BHTD";
   r.has_past = has_past;
   rw.not_causal_reason = mask.not_causal;

@@ -1,5 +1,5 @@
 // Shape rule of the fused attune.MultiHeadAttention op (inputs Q, K, V, mask,
-// past K, past V; outputs Y, present K, present V).
+// past K, past V, key padding; outputs Y, present K, present V).
 #include "engine/passes/shape_rules/rules.h"
 #include "engine/passes/symbolic_dim.h"
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 
 #include "absl/status/status.h"
 #include "ops/attention/attention_backend.h"
@@ -28,6 +29,19 @@ enum class MaskedRows {
   kNaN,      // NaN, as softmax over a row of -inf scores gives
   kUniform,  // equal weights over all kv_len keys (the mean of V), as softmax
              // gives over a row whose scores all equal one finite fill value
+  kFills,    // softmax over the scores the subgraph gives its hidden keys
+             // (AttentionArgs::hidden_fills, by what hides each key)
+};
+
+/// With MaskedRows::kFills: the score the replaced subgraph gives a hidden
+/// key, by what hides it. A causal-plus-padding mask built as
+/// Where(causal, s, min) + (1 - attention_mask) * min gives min to keys one
+/// part hides and -inf (min + min) to keys both hide, so a row whose every
+/// key is hidden averages V over the keys exactly one part hides.
+struct HiddenFills {
+  float causal = -std::numeric_limits<float>::infinity();   // by the causal or window part only
+  float padding = -std::numeric_limits<float>::infinity();  // by the key padding only
+  float both = -std::numeric_limits<float>::infinity();     // by both
 };
 
 struct AttentionArgs {
@@ -67,6 +81,12 @@ struct AttentionArgs {
   StridedView bias;
   /// Optional per-batch count of valid keys (keys j >= kv_valid_len[b] hidden).
   const int64_t* kv_valid_len = nullptr;
+  /// Optional key padding [batch][kv_len], 1 where the key may be seen. The
+  /// kernels read it through the bias (-inf where 0) and kv_valid_len (the
+  /// trailing padding); it is here so that a fully hidden row can tell which
+  /// part hides each key (MaskedRows::kFills).
+  const uint8_t* key_visible = nullptr;
+  HiddenFills hidden_fills;
 
   /// A query row that sees no key at all outputs this.
   MaskedRows masked_rows = MaskedRows::kZeros;

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <vector>
 
 #include "ops/attention/kernels/attention_args.h"
 
@@ -50,28 +51,73 @@ inline float* OutputRow(const AttentionArgs& a, int64_t b, int64_t h, int64_t i)
 /// The kv head query head `h` reads (GQA: consecutive query heads share one).
 inline int64_t KvHeadOf(const AttentionArgs& a, int64_t h) { return h / (a.q_heads / a.kv_heads); }
 
+/// Whether the causal and window parts alone hide key j from query row i.
+inline bool StructurallyHidden(const AttentionArgs& a, int64_t i, int64_t j) {
+  if (a.causal && j > i + a.causal_offset) return true;
+  return a.window > 0 && j <= i + a.causal_offset - a.window;
+}
+
+/// The weight of each key in a query row that sees no key, as a.masked_rows
+/// says: what the replaced subgraph's softmax gives there (NaN for a row of
+/// -inf scores, 1/kv_len for equal finite fills, zeros for ONNX Attention).
+/// With kFills the weights are the softmax, in double, of each key's fill.
+inline void MaskedRowWeights(const AttentionArgs& a, int64_t b, int64_t i, double* w) {
+  switch (a.kv_len == 0 ? MaskedRows::kZeros : a.masked_rows) {
+    case MaskedRows::kZeros: std::fill(w, w + a.kv_len, 0.0); return;
+    case MaskedRows::kNaN: std::fill(w, w + a.kv_len, std::numeric_limits<double>::quiet_NaN()); return;
+    case MaskedRows::kUniform: std::fill(w, w + a.kv_len, 1.0 / static_cast<double>(a.kv_len)); return;
+    case MaskedRows::kFills: {
+      const uint8_t* visible = a.key_visible != nullptr ? a.key_visible + b * a.kv_len : nullptr;
+      double top = -std::numeric_limits<double>::infinity();
+      for (int64_t j = 0; j < a.kv_len; ++j) {
+        const bool padded = visible != nullptr && visible[j] == 0;
+        const bool structural = StructurallyHidden(a, i, j);
+        // A key neither part hides is hidden by a key beyond kv_valid_len, which only padding sets.
+        const float fill = structural && padded ? a.hidden_fills.both
+                           : structural         ? a.hidden_fills.causal
+                                                : a.hidden_fills.padding;
+        w[j] = fill;
+        top = std::max(top, w[j]);
+      }
+      if (top == -std::numeric_limits<double>::infinity()) {  // softmax of -inf everywhere
+        std::fill(w, w + a.kv_len, std::numeric_limits<double>::quiet_NaN());
+        return;
+      }
+      // The fills are float32 scores: exp of their difference, as the
+      // subgraph's softmax takes it, and 0 where the difference overflows.
+      double sum = 0.0;
+      for (int64_t j = 0; j < a.kv_len; ++j) {
+        w[j] = std::exp(static_cast<double>(static_cast<float>(w[j] - top)));
+        sum += w[j];
+      }
+      for (int64_t j = 0; j < a.kv_len; ++j) w[j] /= sum;
+      return;
+    }
+  }
+}
+
 /// Writes output row (b, h, i) of a query that sees no key, as
-/// a.masked_rows says (the mean of V is accumulated in double). Without any
+/// a.masked_rows says (MaskedRowWeights, accumulated in double). Without any
 /// key at all (kv_len 0) the row is zeros whatever the policy: the
 /// subgraph's P·V then sums over nothing.
 inline void WriteMaskedRow(const AttentionArgs& a, int64_t b, int64_t h, int64_t i) {
   float* y = OutputRow(a, b, h, i);
-  switch (a.kv_len == 0 ? MaskedRows::kZeros : a.masked_rows) {
-    case MaskedRows::kZeros:
-      std::fill(y, y + a.v_head_dim, 0.0f);
-      return;
-    case MaskedRows::kNaN:
-      std::fill(y, y + a.v_head_dim, std::numeric_limits<float>::quiet_NaN());
-      return;
-    case MaskedRows::kUniform: {
-      const int64_t kvh = KvHeadOf(a, h);
-      for (int64_t d = 0; d < a.v_head_dim; ++d) {
-        double sum = 0.0;
-        for (int64_t j = 0; j < a.kv_len; ++j) sum += RowOf(a.v, b, kvh, j)[d];
-        y[d] = static_cast<float>(sum / static_cast<double>(a.kv_len));
-      }
-      return;
-    }
+  if (a.kv_len == 0 || a.masked_rows == MaskedRows::kZeros) {
+    std::fill(y, y + a.v_head_dim, 0.0f);
+    return;
+  }
+  if (a.masked_rows == MaskedRows::kNaN) {
+    std::fill(y, y + a.v_head_dim, std::numeric_limits<float>::quiet_NaN());
+    return;
+  }
+  std::vector<double> w(static_cast<size_t>(a.kv_len));
+  MaskedRowWeights(a, b, i, w.data());
+  const int64_t kvh = KvHeadOf(a, h);
+  for (int64_t d = 0; d < a.v_head_dim; ++d) {
+    double sum = 0.0;
+    for (int64_t j = 0; j < a.kv_len; ++j)
+      if (w[j] != 0.0) sum += w[j] * RowOf(a.v, b, kvh, j)[d];
+    y[d] = static_cast<float>(sum);
   }
 }
 

@@ -1,0 +1,385 @@
+#include "engine/passes/attention/mask_chain_proof.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/common/status_macros.h"
+#include "engine/passes/attention/probe_lengths.h"
+#include "engine/pattern/constants.h"
+#include "engine/rewrite/shape_subgraph.h"
+
+namespace attune::attention {
+namespace {
+
+// Padding patterns run at the probe sizes with at most this many entries per
+// (query, key) matrix, and always at the first few sizes; the structure is
+// proven at every size with the all-ones pattern.
+constexpr int64_t kMaxPaddingProbeEntries = int64_t{1} << 18;
+constexpr size_t kAlwaysPaddedSizes = 3;
+
+enum class Entry : uint8_t { kVisible, kHiddenConstant, kHiddenOffset };
+
+// One evaluation of the chain at one size and padding pattern.
+struct Reading {
+  int64_t slices = 0, rows = 0, cols = 0;
+  std::vector<int64_t> slice_batch;  // the batch each slice belongs to; -1: every batch (broadcast)
+  std::vector<Entry> entries;        // [slice][row][col]
+  std::vector<float> constants;      // the value of kHiddenConstant entries
+  Entry at(int64_t s, int64_t i, int64_t j) const { return entries[(s * rows + i) * cols + j]; }
+  float constant(int64_t s, int64_t i, int64_t j) const { return constants[(s * rows + i) * cols + j]; }
+};
+
+struct PaddingPattern {
+  std::string name;
+  std::vector<double> values;  // [batch][kv]
+  bool other_values = false;   // holds values other than 0 and 1
+};
+
+std::vector<PaddingPattern> PatternsFor(int64_t batch, int64_t kv, bool allow_other_values) {
+  auto filled = [&](double v) { return std::vector<double>(static_cast<size_t>(batch * kv), v); };
+  const int64_t half = std::max<int64_t>(1, kv / 2);
+  std::vector<PaddingPattern> out;
+  out.push_back({"all ones", filled(1.0)});
+  PaddingPattern left{"left padding", filled(1.0)};
+  for (int64_t j = 0; j < half; ++j) left.values[j] = 0.0;  // batch 0
+  out.push_back(std::move(left));
+  PaddingPattern right{"right padding", filled(1.0)};
+  for (int64_t j = kv - half; j < kv; ++j) right.values[(batch - 1) * kv + j] = 0.0;  // the last batch
+  out.push_back(std::move(right));
+  PaddingPattern holes{"holes", filled(1.0)};
+  for (int64_t b = 0; b < batch; ++b) {
+    const int64_t at = b % 2 == 0 ? kv / 3 : kv - 1 - kv / 3;
+    holes.values[b * kv + at] = 0.0;
+    if (kv > 2) holes.values[b * kv] = b % 2 == 0 ? 0.0 : 1.0;
+  }
+  out.push_back(std::move(holes));
+  PaddingPattern empty{"a fully padded batch", filled(1.0)};
+  for (int64_t j = 0; j < kv; ++j) empty.values[j] = 0.0;
+  if (batch > 1)
+    for (int64_t j = 0; j + 1 < kv; ++j) empty.values[kv + j] = 0.0;  // batch 1 shows only its last key
+  out.push_back(std::move(empty));
+  if (allow_other_values) {
+    PaddingPattern other{"values other than 0 and 1", filled(1.0), true};
+    for (int64_t k = 0; k < batch * kv; ++k) other.values[k] = k % 3 == 0 ? 2.0 : k % 3 == 1 ? -1.0 : 0.0;
+    out.push_back(std::move(other));
+  }
+  return out;
+}
+
+absl::StatusOr<Tensor> MaskTensor(ElementType type, int64_t batch, int64_t kv, const std::vector<double>& v,
+                                  const ExecOptions& options) {
+  ASSIGN_OR_RETURN(Tensor t, Tensor::Create(type, {batch, kv}, options.max_tensor_bytes));
+  const size_t n = v.size();
+  switch (type) {
+    case ElementType::kBool:
+      for (size_t k = 0; k < n; ++k) t.data<bool>()[k] = v[k] != 0.0;
+      break;
+    case ElementType::kInt64:
+      for (size_t k = 0; k < n; ++k) t.data<int64_t>()[k] = static_cast<int64_t>(v[k]);
+      break;
+    case ElementType::kInt32:
+      for (size_t k = 0; k < n; ++k) t.data<int32_t>()[k] = static_cast<int32_t>(v[k]);
+      break;
+    case ElementType::kFloat32:
+      for (size_t k = 0; k < n; ++k) t.data<float>()[k] = static_cast<float>(v[k]);
+      break;
+    case ElementType::kFloat16:
+      for (size_t k = 0; k < n; ++k) t.data<Float16>()[k] = FloatToHalf(static_cast<float>(v[k]));
+      break;
+    case ElementType::kFloat64:
+      for (size_t k = 0; k < n; ++k) t.data<double>()[k] = v[k];
+      break;
+    default:
+      return NotCausal(absl::StrCat("the padding input is ", ElementTypeName(type)));
+  }
+  return t;
+}
+
+// The scores as the probe sets them: one value everywhere, every leading dim 1
+// (the chain broadcasts them against its masks).
+absl::StatusOr<Tensor> ScoresTensor(ElementType type, int rank, int64_t t, int64_t kv, float value,
+                                    const ExecOptions& options) {
+  std::vector<int64_t> shape(static_cast<size_t>(std::max(rank, 2)), 1);
+  shape[shape.size() - 2] = t;
+  shape[shape.size() - 1] = kv;
+  ASSIGN_OR_RETURN(Tensor s, Tensor::Create(type, shape, options.max_tensor_bytes));
+  if (type == ElementType::kFloat16) {
+    std::fill(s.data<Float16>(), s.data<Float16>() + s.num_elements(), FloatToHalf(value));
+  } else {
+    std::fill(s.data<float>(), s.data<float>() + s.num_elements(), value);
+  }
+  return s;
+}
+
+// Reads each entry of the chain evaluated at scores 0 (`at0`) and c (`atc`):
+// s itself (visible), a constant the scores do not reach (a fill), s plus a
+// large negative offset (an additive mask); anything else is refused.
+absl::StatusOr<Reading> Classify(const Tensor& at0, const Tensor& atc, double c, double eps, const Probe& p,
+                                 int64_t kv, int64_t batch) {
+  Reading r;
+  const Tensor& m = at0;
+  if (m.rank() < 2 || m.shape() != atc.shape())
+    return NotCausal(absl::StrCat("masked scores have shape ", ShapeToString(m.shape()), " at ", p.Label()));
+  r.rows = m.shape()[m.rank() - 2];
+  r.cols = m.shape()[m.rank() - 1];
+  if (r.rows != p.t || r.cols != kv)
+    return NotCausal(absl::StrCat("masked scores have shape ", ShapeToString(m.shape()), " at ", p.Label(),
+                                  ", not one row per query and one column per key (", p.t, " x ", kv, ")"));
+  r.slices = r.rows * r.cols == 0 ? 0 : m.num_elements() / (r.rows * r.cols);
+  const int64_t lead = m.rank() >= 3 ? m.shape()[0] : 1;
+  if (lead != 1 && lead != batch)
+    return NotCausal(absl::StrCat("masked scores have shape ", ShapeToString(m.shape()), " at ", p.Label(),
+                                  ": the first dim is neither 1 nor the batch (", batch, ")"));
+  r.slice_batch.resize(static_cast<size_t>(r.slices));
+  for (int64_t s = 0; s < r.slices; ++s) r.slice_batch[s] = lead == 1 ? -1 : s / (r.slices / lead);
+  auto v0 = pattern::TensorAsDoubles(at0);
+  auto vc = pattern::TensorAsDoubles(atc);
+  if (!v0 || !vc) return NotCausal(absl::StrCat("masked scores have element type ", ElementTypeName(m.type())));
+  r.entries.resize(v0->size());
+  r.constants.resize(v0->size());
+  for (size_t k = 0; k < v0->size(); ++k) {
+    const double a = (*v0)[k], b = (*vc)[k];
+    const int64_t col = static_cast<int64_t>(k) % r.cols, row = (static_cast<int64_t>(k) / r.cols) % r.rows;
+    auto where = [&] { return absl::StrCat(" at ", p.Label(), " row ", row, " col ", col); };
+    if (std::isnan(a) || std::isnan(b)) return NotCausal(absl::StrCat("masked score is NaN", where()));
+    if (a == b) {  // a constant: the scores do not reach it
+      if (!(a <= kBlockingValue))
+        return NotCausal(absl::StrCat("masked score is the constant ", a, where(), ", which does not hide its key"));
+      r.entries[k] = Entry::kHiddenConstant;
+      r.constants[k] = static_cast<float>(a);
+      continue;
+    }
+    const double tolerance = std::max(std::fabs(a), c) * eps;
+    if (std::fabs(b - a - c) > tolerance)
+      return NotCausal(absl::StrCat("masked score", where(), " is ", a, " for scores 0 and ", b, " for scores ", c,
+                                    ": neither the scores plus an offset nor a constant"));
+    if (a == 0.0) {
+      r.entries[k] = Entry::kVisible;
+    } else if (a <= kBlockingValue) {
+      r.entries[k] = Entry::kHiddenOffset;
+    } else {
+      return NotCausal(absl::StrCat("masked score", where(), " is the scores plus ", a, " (a bias, not a mask)"));
+    }
+  }
+  return r;
+}
+
+// The batches slice `s` stands for.
+std::vector<int64_t> BatchesOf(const Reading& r, int64_t s, int64_t batch) {
+  if (r.slice_batch[s] >= 0) return {r.slice_batch[s]};
+  std::vector<int64_t> all(static_cast<size_t>(batch));
+  for (int64_t b = 0; b < batch; ++b) all[b] = b;
+  return all;
+}
+
+struct Structural {
+  bool open = false;
+  int64_t window = 0;
+  bool Hides(int64_t i, int64_t j, int64_t offset) const { return !open && ExpectedBlocked(i, j, offset, window); }
+};
+
+// The first entry of `r` that differs from the structure combined with the
+// padding `pad` ([batch][kv], nullptr: none), as a reason.
+std::optional<std::string> FirstDifference(const Reading& r, const Structural& st, const std::vector<double>* pad,
+                                           int64_t batch, const Probe& p, const std::string& pattern) {
+  const int64_t offset = r.cols - r.rows;
+  for (int64_t s = 0; s < r.slices; ++s)
+    for (int64_t b : BatchesOf(r, s, batch))
+      for (int64_t i = 0; i < r.rows; ++i)
+        for (int64_t j = 0; j < r.cols; ++j) {
+          const bool padded = pad != nullptr && (*pad)[b * r.cols + j] == 0.0;
+          const bool expected = st.Hides(i, j, offset) || padded;
+          const bool actual = r.at(s, i, j) != Entry::kVisible;
+          if (expected != actual)
+            return absl::StrCat("masked scores differ from ", st.open ? "" : st.window > 0 ? "window+" : "causal+",
+                                "padding at ", p.Label(), " with ", pattern, ", batch ", b, " row ", i, " col ", j,
+                                actual ? " (hidden, should show)" : " (shown, should hide)");
+        }
+  return std::nullopt;
+}
+
+// Records the fills of every row with no visible key; a reason when such a
+// row's keys are not all constants, or one part's fill is not one number.
+std::optional<std::string> CollectFills(const Reading& r, const Structural& st, const std::vector<double>* pad,
+                                        int64_t batch, const Probe& p, ProvenMaskChain& proven,
+                                        std::array<bool, 3>& seen) {
+  const int64_t offset = r.cols - r.rows;
+  for (int64_t s = 0; s < r.slices; ++s)
+    for (int64_t b : BatchesOf(r, s, batch))
+      for (int64_t i = 0; i < r.rows; ++i) {
+        bool any_visible = false;
+        for (int64_t j = 0; j < r.cols && !any_visible; ++j) any_visible = r.at(s, i, j) == Entry::kVisible;
+        if (any_visible) continue;
+        proven.hidden_rows = true;
+        for (int64_t j = 0; j < r.cols; ++j) {
+          if (r.at(s, i, j) != Entry::kHiddenConstant)
+            return absl::StrCat("a row whose every key is hidden (", p.Label(), " batch ", b, " row ", i,
+                                ") gives key ", j, " the scores plus an offset, so its softmax depends on the "
+                                "scores; the fused op reproduces only constant fills there");
+          const bool padded = pad != nullptr && (*pad)[b * r.cols + j] == 0.0;
+          const bool structural = st.Hides(i, j, offset);
+          const int part = structural && padded ? 2 : structural ? 0 : 1;
+          const float fill = r.constant(s, i, j);
+          if (!seen[part]) {
+            seen[part] = true;
+            proven.fills[part] = fill;
+          } else if (!(proven.fills[part] == fill)) {
+            static const char* kParts[] = {"the causal part", "the padding", "both parts"};
+            return absl::StrCat("keys hidden by ", kParts[part], " get different scores in rows with no visible key (",
+                                proven.fills[part], " and ", fill, " at ", p.Label(), ")");
+          }
+        }
+      }
+  return std::nullopt;
+}
+
+}  // namespace
+
+absl::StatusOr<ProvenMaskChain> ProveMaskChain(const Graph& graph, const MaskChainRequest& request,
+                                               const SubgraphEvaluator& evaluator, const ExecOptions& options) {
+  auto cut = ShapeSubgraph::Cut(graph, request.masked, CutValues{{request.scores}, true});
+  if (!cut.ok()) return NotCausal(absl::StrCat("mask ", cut.status().message()));
+  const std::vector<const Value*>& value_sources = cut->value_sources();
+  const Value* padding = nullptr;
+  if (value_sources.size() > 2) {
+    std::vector<std::string> names;
+    for (size_t k = 1; k < value_sources.size(); ++k) names.push_back(absl::StrCat("'", value_sources[k]->name(), "'"));
+    return NotCausal(absl::StrCat("mask reads the values of several inputs (", absl::StrJoin(names, ", "), ")"));
+  }
+  if (value_sources.size() == 2) {
+    padding = value_sources[1];
+    if (!padding->shape().has_value() || padding->shape()->size() != 2)
+      return NotCausal(absl::StrCat("mask reads the values of input '", padding->name(),
+                                    "', which is not 2-D (batch, keys) like a padding mask"));
+  }
+  const ElementType score_type =
+      request.scores->type() == ElementType::kUndefined ? ElementType::kFloat32 : request.scores->type();
+  if (score_type != ElementType::kFloat32 && score_type != ElementType::kFloat16)
+    return NotCausal(absl::StrCat("the scores are ", ElementTypeName(score_type)));
+  const bool half = score_type == ElementType::kFloat16;
+  // 2^20 is exact in float32 and far below finfo.min's spacing (2^104), so
+  // s + finfo.min reads as the constant it is for every ordinary score.
+  const double c = half ? 1024.0 : 1048576.0;
+  const double eps = half ? 1.0 / 1024 : 1.0 / 8388608;
+
+  std::vector<const Value*> symbol_sources = cut->sources();
+  if (padding != nullptr) symbol_sources.push_back(padding);
+  ASSIGN_OR_RETURN(ProbePlan plan, PlanProbes(request.dims, symbol_sources));
+  std::optional<std::string> padding_keys_symbol;
+  if (padding != nullptr && IsPlainSymbol((*padding->shape())[1])) {
+    const std::string& s = (*padding->shape())[1].symbol();
+    if (plan.other_symbols.erase(s) > 0) padding_keys_symbol = s;  // a free symbol: the probe sets it to the keys
+  }
+  ASSIGN_OR_RETURN(const ProbeLengths lengths, ProbeLengthsOf(*cut));
+  const std::vector<Probe> sizes = ProbeSizes(plan, lengths.lengths, cut->sliced_buffer_length());
+  if (sizes.empty()) return NotCausal("mask cannot be probed: no probe size fits its buffer");
+
+  ProvenMaskChain proven;
+  proven.key_padding = padding;
+  proven.nonzero_shows = padding != nullptr && padding->type() != ElementType::kBool;
+  proven.fills.fill(-std::numeric_limits<float>::infinity());
+  std::array<bool, 3> seen{};
+  struct Sized {
+    Probe probe;
+    int64_t kv, batch;
+    DimBinding binding;
+  };
+  std::vector<Sized> runnable;
+  for (const Probe& p : sizes) {
+    DimBinding binding = BindingFor(plan, p, request.dims);
+    auto kv = binding.Evaluate(request.dims.kv_len);
+    if (!kv) return NotCausal(absl::StrCat("cannot size the key length ", request.dims.kv_len.ToString(), " at ", p.Label()));
+    if (*kv < p.t) continue;
+    int64_t batch = 1;
+    if (padding != nullptr) {
+      if (padding_keys_symbol) binding.Bind(*padding_keys_symbol, *kv);
+      auto dims = binding.Evaluate(*padding->shape());
+      if (!dims) return NotCausal(absl::StrCat("cannot size the padding input '", padding->name(), "' at ", p.Label()));
+      if ((*dims)[1] != *kv) continue;  // the model cannot run with this many keys
+      batch = (*dims)[0];
+      if (batch < 1) continue;
+    }
+    Probe actual = p;
+    actual.past = *kv - p.t;
+    runnable.push_back({actual, *kv, batch, std::move(binding)});
+  }
+  if (runnable.empty()) return NotCausal("mask cannot be probed: no probe size has as many keys as queries");
+
+  auto evaluate = [&](const Sized& z, const PaddingPattern* pattern, double score) -> absl::StatusOr<Tensor> {
+    std::vector<Tensor> values;
+    ASSIGN_OR_RETURN(Tensor s, ScoresTensor(score_type, request.rank, z.probe.t, z.kv, static_cast<float>(score), options));
+    values.push_back(std::move(s));
+    if (padding != nullptr) {
+      ASSIGN_OR_RETURN(Tensor m, MaskTensor(padding->type(), z.batch, z.kv, pattern->values, options));
+      values.push_back(std::move(m));
+    }
+    auto out = cut->Evaluate(z.binding, evaluator, options, std::move(values));
+    if (!out.ok())
+      return NotCausal(absl::StrCat("mask evaluation failed at ", z.probe.Label(),
+                                    pattern != nullptr ? absl::StrCat(" with ", pattern->name) : "", ": ",
+                                    out.status().message()));
+    return out;
+  };
+  auto read = [&](const Sized& z, const PaddingPattern* pattern) -> absl::StatusOr<Reading> {
+    ASSIGN_OR_RETURN(Tensor at0, evaluate(z, pattern, 0.0));
+    ASSIGN_OR_RETURN(Tensor atc, evaluate(z, pattern, c));
+    return Classify(at0, atc, c, eps, z.probe, z.kv, z.batch);
+  };
+
+  // 1. The structure, from every size with nothing padded.
+  std::vector<Evaluated> structure_probes;
+  std::vector<std::vector<PaddingPattern>> patterns(runnable.size());
+  for (size_t k = 0; k < runnable.size(); ++k) {
+    const Sized& z = runnable[k];
+    patterns[k] = PatternsFor(z.batch, z.kv, padding != nullptr && padding->type() != ElementType::kBool);
+    ASSIGN_OR_RETURN(Reading r, read(z, padding != nullptr ? &patterns[k][0] : nullptr));
+    Evaluated e;
+    e.probe = z.probe;
+    e.slices = r.slices;
+    e.rows = r.rows;
+    e.cols = r.cols;
+    e.blocked.resize(r.entries.size());
+    for (size_t x = 0; x < r.entries.size(); ++x) e.blocked[x] = r.entries[x] != Entry::kVisible;
+    structure_probes.push_back(std::move(e));
+    proven.longest_probe = std::max(proven.longest_probe, z.kv);
+  }
+  ASSIGN_OR_RETURN(const Structure structure, StructureOf(structure_probes));
+  const Structural st{structure.open, structure.window};
+  proven.open = structure.open;
+  proven.window = structure.window;
+  proven.probes = static_cast<int>(runnable.size());
+  proven.longest_constant = lengths.longest_constant;
+  if (padding == nullptr) return proven;
+
+  // 2. The padding, pattern by pattern, at the sizes the budget allows.
+  for (size_t k = 0; k < runnable.size(); ++k) {
+    const Sized& z = runnable[k];
+    if (k >= kAlwaysPaddedSizes && z.probe.t * z.kv > kMaxPaddingProbeEntries) continue;
+    for (size_t q = 1; q < patterns[k].size(); ++q) {
+      const PaddingPattern& pattern = patterns[k][q];
+      auto r = read(z, &pattern);
+      std::optional<std::string> why;
+      if (!r.ok()) {
+        why = std::string(r.status().message());
+      } else {
+        why = FirstDifference(*r, st, &pattern.values, z.batch, z.probe, pattern.name);
+      }
+      if (pattern.other_values) {
+        // Not an error: the fused op then refuses values other than 0 and 1.
+        if (why) proven.nonzero_shows = false;
+        continue;
+      }
+      if (why) return NotCausal(*why);
+      ++proven.probes;
+      if (auto bad = CollectFills(*r, st, &pattern.values, z.batch, z.probe, proven, seen)) return NotCausal(*bad);
+    }
+  }
+  return proven;
+}
+
+}  // namespace attune::attention

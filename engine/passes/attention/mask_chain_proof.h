@@ -1,0 +1,55 @@
+// Proves what a chain of mask steps between the scaled scores and the
+// softmax computes (Where(causal, s, min), + (1 - attention_mask) * min,
+// Max(s, min), ...), when the chain may read a graph input's values: the
+// padding mask most decoder exports combine with the causal one.
+//
+// The chain is cut out with the scores and that input as its inputs and
+// evaluated at the probe sizes, with constant scores (0 and 2^20, so that
+// an entry reads as s, s + offset, or a constant the scores do not reach)
+// and with padding patterns as the input's values: all ones, left and
+// right padding, holes, a fully padded batch, and values other than 0 and 1.
+// It is proven when every entry is hidden exactly where the causal part
+// (or the window, or nothing) or the padding hides it, and every row whose
+// every key is hidden gives its keys constants that depend only on which
+// part hides each key (those are the fills the fused op reproduces).
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "absl/status/statusor.h"
+#include "core/ir/graph.h"
+#include "engine/passes/attention/probe_plan.h"
+#include "engine/rewrite/subgraph_evaluator.h"
+#include "ops/kernel.h"
+
+namespace attune::attention {
+
+struct MaskChainRequest {
+  const Value* scores = nullptr;  // the chain's input (the scaled scores)
+  const Value* masked = nullptr;  // the chain's output (what the softmax reads)
+  int rank = 4;                   // of the scores
+  ProbeDims dims;
+};
+
+struct ProvenMaskChain {
+  bool open = false;   // the structural part hides nothing
+  int64_t window = 0;  // with !open: 0 causal, W a sliding window
+  /// The graph input whose zeros hide keys ([batch, keys]), or null.
+  const Value* key_padding = nullptr;
+  /// Every nonzero value of key_padding shows its key (otherwise only 1 does).
+  bool nonzero_shows = false;
+  /// Some probe had a row with no visible key; then `fills` holds the
+  /// scores such a row's keys get: [causal part only, padding only, both].
+  bool hidden_rows = false;
+  std::array<float, 3> fills{};
+  int probes = 0;
+  int64_t longest_constant = 0;
+  int64_t longest_probe = 0;
+};
+
+/// ProvenMaskChain, or FailedPrecondition whose message is the first failing check.
+absl::StatusOr<ProvenMaskChain> ProveMaskChain(const Graph& graph, const MaskChainRequest& request,
+                                               const SubgraphEvaluator& evaluator, const ExecOptions& options);
+
+}  // namespace attune::attention
