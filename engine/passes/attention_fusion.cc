@@ -119,6 +119,13 @@ class AttentionFusionPass final : public Pass {
       return false;
     }
     const std::string pattern_name = variants_[chosen].Name();
+    // Reasons from rounds before the shapes it needed were known are void now.
+    if (context.report != nullptr) {
+      auto& rejected = context.report->rejected;
+      rejected.erase(std::remove_if(rejected.begin(), rejected.end(),
+                                    [&](const RejectedCandidate& r) { return r.at == candidate.softmax; }),
+                     rejected.end());
+    }
     if (rewrite->not_causal_reason)
       AddRejection(context.report, {candidate.softmax, pattern_name,
                                     absl::StrCat("not fused as causal: ", *rewrite->not_causal_reason)});

@@ -10,14 +10,16 @@
 namespace attune {
 namespace {
 
-// A stage stops when nothing changes; the cap guards against two passes that
-// undo each other forever.
-constexpr int kMaxIterationsPerStage = 16;
+// The fuse stage goes round once per layer of a decoder whose layers read
+// the shapes the previous layer's fusion gives them (a KV-cache export loses
+// the query length in every unfused layer), so it may take as many rounds as
+// a deep model has layers.
+constexpr int kMaxFuseIterations = 256;
 
 }  // namespace
 
-void PassManager::AddStage(std::string stage_name, std::vector<std::unique_ptr<Pass>> passes) {
-  stages_.push_back(Stage{std::move(stage_name), std::move(passes)});
+void PassManager::AddStage(std::string stage_name, std::vector<std::unique_ptr<Pass>> passes, int max_iterations) {
+  stages_.push_back(Stage{std::move(stage_name), std::move(passes), max_iterations});
 }
 
 absl::Status PassManager::Disable(const std::string& pass_name) {
@@ -45,7 +47,7 @@ absl::Status PassManager::Run(Graph& graph, PassContext& context) const {
     // Passes trust what the validator checked; each stage sees the ranks the
     // stage before it inferred, so it checks again.
     RETURN_IF_ERROR(ValidateGraph(graph));
-    for (int iteration = 0; iteration < kMaxIterationsPerStage; ++iteration) {
+    for (int iteration = 0; iteration < stage.max_iterations; ++iteration) {
       bool changed = false;
       for (const auto& pass : stage.passes) {
         const std::string name(pass->name());
@@ -81,9 +83,14 @@ std::unique_ptr<PassManager> DefaultPipeline(bool fuse) {
   if (fuse) {
     std::vector<std::unique_ptr<Pass>> fusions;
     fusions.push_back(MakeAttentionFusionPass());
+    // A fused layer's output has the query's shape, which the next layer's
+    // candidate needs to be proven.
+    fusions.push_back(MakeShapeInferencePass());
+    manager->AddStage("fuse", std::move(fusions), kMaxFuseIterations);
     // After the attention fusion, whose patterns read MatMul(Q, Transpose(K)).
-    fusions.push_back(MakeTransposedMatMulPass());
-    manager->AddStage("fuse", std::move(fusions));
+    std::vector<std::unique_ptr<Pass>> lower;
+    lower.push_back(MakeTransposedMatMulPass());
+    manager->AddStage("lower", std::move(lower));
   }
   std::vector<std::unique_ptr<Pass>> cleanup;
   cleanup.push_back(MakeDeadCodePass());

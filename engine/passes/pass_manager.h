@@ -14,7 +14,9 @@ namespace attune {
 class PassManager {
  public:
   /// Adds a stage: its passes run in order, repeatedly, to a fixed point.
-  void AddStage(std::string stage_name, std::vector<std::unique_ptr<Pass>> passes);
+  /// A stage runs its passes in order until none changes the graph, at most
+  /// `max_iterations` times (a guard against passes that undo each other).
+  void AddStage(std::string stage_name, std::vector<std::unique_ptr<Pass>> passes, int max_iterations = 16);
   /// Skips a pass by name; NotFound if no stage has it.
   absl::Status Disable(const std::string& pass_name);
   /// Pass names in pipeline order.
@@ -26,6 +28,7 @@ class PassManager {
   struct Stage {
     std::string name;
     std::vector<std::unique_ptr<Pass>> passes;
+    int max_iterations = 16;
   };
   std::vector<Stage> stages_;
   absl::flat_hash_set<std::string> disabled_;
