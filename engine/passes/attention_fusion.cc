@@ -133,7 +133,7 @@ class AttentionFusionPass final : public Pass {
     FusionRecord record = rewrite->record;
     if (context.verify_fusion && context.evaluator != nullptr) {
       auto errors = VerifyRewritePlan(graph, rewrite->plan, *context.evaluator, probe.exec_options,
-                                                rewrite->verify_lengths);
+                                                rewrite->verify_lengths, rewrite->verify_padding_inputs);
       if (errors.ok()) {
         record.verify_max_abs_error = errors->max_abs;
         record.verify_max_rel_error = errors->max_rel;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -26,8 +27,14 @@ struct VerifyErrors {
 /// offsets, so that what a window hides is part of the comparison) and at
 /// two short sizes; every size the unfused graph runs at is compared (a mask
 /// buffer may stop it at the long ones), and at least one must run.
+/// `padding_inputs` name inputs that are key padding masks ([batch, keys],
+/// 0 pads): they get ones with a few keys padded at the start of batch 0 and
+/// the end of the last batch instead of random values, and their key count,
+/// when it is a symbol of its own, follows the keys (past + sequence, or the
+/// sequence alone, whichever the unfused graph runs with).
 absl::StatusOr<VerifyErrors> VerifyRewritePlan(const Graph& graph, const RewritePlan& plan,
                                               const SubgraphEvaluator& evaluator, const ExecOptions& options,
-                                              const std::vector<int64_t>& long_lengths = {});
+                                              const std::vector<int64_t>& long_lengths = {},
+                                              const std::vector<std::string>& padding_inputs = {});
 
 }  // namespace attune

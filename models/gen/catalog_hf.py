@@ -93,7 +93,7 @@ SPECS = [
               f"present.N.key/value out. Sample: T {PROMPT}, batch row 1 left-padded by {PAD}.",
               build=build, make_inputs=prefill_inputs, input_names=["input_ids", "attention_mask"],
               output_names=["logits"] + KV_OUT, dynamic_axes=PREFILL_AXES, attention_blocks=BLOCKS,
-              expected_fusions=0, seed=41, save_model=tie_lm_head),
+              expected_fusions=2, seed=41, save_model=tie_lm_head),
     ModelSpec(name="hf_gpt2_decode",
               description=f"{SHAPE}. Decode: input_ids (B, T), attention_mask (B, past+T) and "
               "past_key_values.N.key/value (B, H, past, D) in, logits and present.N.key/value "
@@ -101,6 +101,6 @@ SPECS = [
               f"batch row 1 left-padded by {PAD}.",
               build=build, make_inputs=decode_inputs, input_names=["input_ids", "attention_mask"] + KV_IN,
               output_names=["logits"] + KV_OUT, dynamic_axes=DECODE_AXES, attention_blocks=BLOCKS,
-              expected_fusions=0, seed=42,
+              expected_fusions=2, seed=42,
               extra={"past_length": PAST}, save_model=tie_lm_head),
 ]

@@ -37,16 +37,17 @@ SPECS = [
              "The mask buffer is tril(ones, -1) instead of triu(ones, 1): it blocks the past "
              "and keeps the future (mirror image of causal). Same ops as mha_causal; only the "
              "constant differs.", 22, 11, "mask_anticausal"),
-    ModelSpec(name="negative/padding_mask_input",
-              description="NEGATIVE. The triu(1) causal buffer OR'ed with ~attention_mask, a "
-              "bool (B,T) key-padding model input (True = real token), then masked_fill(-inf). "
-              "The mask depends on input data, so it is not causal; a correct engine may fuse "
-              "it only with an explicit mask. Sample: batch 1 has its last 4 keys padded.",
+    # Once a negative (a mask read from an input is not causal); now the
+    # positive it is: causal plus key padding, fused reading the input.
+    ModelSpec(name="mha_padding_input",
+              description="The triu(1) causal buffer OR'ed with ~attention_mask, a bool (B,T) key-padding "
+              "model input (True = real token), then masked_fill(-inf). The mask depends on input data: it "
+              "is causal plus key padding, which the fusion proves by evaluating it with padding patterns "
+              "and fuses reading attention_mask itself. Sample: batch 1 has its last 4 keys padded.",
               build=mha(N.PaddingMaskInput), make_inputs=padding_inputs,
               input_names=["x", "attention_mask"], output_names=["y"],
               dynamic_axes={"x": SEQ, "attention_mask": SEQ, "y": SEQ},
-              attention_blocks=[block("explicit", HEADS, HEAD_DIM)], expected_fusions=0,
-              seed=23, extra=neg("mask_from_input", True)),
+              attention_blocks=[block("causal+padding", HEADS, HEAD_DIM)], expected_fusions=1, seed=23),
     negative("softmax_wrong_axis", N.SoftmaxWrongAxis,
              "Exact causal mask and 1/√D scale, but Softmax over axis -2 (the query axis), so "
              "this is not attention; no attention fusion may fire.", 24, 11, "softmax_axis",

@@ -1,5 +1,6 @@
 // attune inspect: the text and JSON reports against what each model's
 // model.json says its attention blocks are.
+#include "absl/strings/match.h"
 #include "tests/cli/cli_test_util.h"
 
 namespace attune::cli_test {
@@ -41,13 +42,17 @@ TEST_P(InspectModelTest, JsonReportHasTheContractKeys) {
     EXPECT_TRUE(f["scale"].is_number());
     EXPECT_TRUE(f["causal"].is_boolean());
     const std::string mask = f["mask"];
-    EXPECT_TRUE(mask == "causal" || mask == "window" || mask == "explicit" || mask == "none") << mask;
-    if (mask == "window") {
+    EXPECT_TRUE(mask == "causal" || mask == "window" || mask == "explicit" || mask == "none" ||
+                mask == "causal+padding" || mask == "window+padding" || mask == "padding")
+        << mask;
+    const bool padded = absl::EndsWith(mask, "padding");
+    EXPECT_EQ(f["key_padding"].is_string(), padded) << f.dump();
+    if (mask == "window" || mask == "window+padding") {
       EXPECT_TRUE(f["window"].is_number_integer());
     } else {
       EXPECT_TRUE(f["window"].is_null()) << f.dump();
     }
-    EXPECT_EQ(f["causal"].get<bool>(), mask == "causal" || mask == "window");
+    EXPECT_EQ(f["causal"].get<bool>(), absl::StartsWith(mask, "causal") || absl::StartsWith(mask, "window"));
   }
   for (const json& c : r["rejected"]) {
     for (const char* key : {"at", "pattern", "reason"}) {

@@ -32,6 +32,13 @@ struct AttentionGraphSpec {
     kWindowRange,      // Range rows - Range cols compared with 0 and the constant `window`, no buffer
     kWindowTrilu,      // Trilu(Trilu(ones, k 0), upper, k 1 - window) as the keep mask (no past)
     kPaddingAdditive,  // Add(scores, Where(causal OR padded, fill, 0)) from the bool padding input
+    // GPT-2 as Hugging Face writes it, from an int64 attention_mask [batch, total]:
+    // Where(causal keep buffer, scores, fill) + (1 - attention_mask[:, None, None, :]) * fill.
+    kGpt2Padding,
+    kGpt2PaddingShifted,   // trap: the causal buffer shows one key ahead
+    kPaddingOnQueries,     // trap: (1 - attention_mask[:, None, :, None]) * fill, the query axis
+    kPaddingInverted,      // trap: attention_mask * fill (1 hides)
+    kBertPadding,          // no causal part: scores + (1 - attention_mask[:, None, None, :]) * fill
   };
   enum class Repeat { kExpand, kTileGrouped, kTileFlat, kNone };
 
@@ -56,7 +63,15 @@ struct AttentionGraphSpec {
   int opset = 17;
   int64_t context = 32;  // mask buffer side
   int64_t pad_left = 0;  // with a padding input: batch 1's first keys padded (its first rows see no key)
+  int64_t pad_right = 0;  // with an int64 attention_mask: batch 1's last keys padded
 };
+
+/// The masks read from an int64 attention_mask [batch, past + seq] input.
+inline bool IntPaddingMask(AttentionGraphSpec::Mask m) {
+  using M = AttentionGraphSpec::Mask;
+  return m == M::kGpt2Padding || m == M::kGpt2PaddingShifted || m == M::kPaddingOnQueries || m == M::kPaddingInverted ||
+         m == M::kBertPadding;
+}
 
 namespace attention_graphs_detail {
 
@@ -91,6 +106,8 @@ inline std::unique_ptr<Graph> BuildAttentionGraph(const AttentionGraphSpec& s) {
   }
   const bool padding = s.mask == Mask::kPaddingInput || s.mask == Mask::kPaddingAdditive;
   Value* pad = padding ? b.Input("pad", ElementType::kBool, Dims({"batch", "seq"})) : nullptr;
+  const bool int_padding = IntPaddingMask(s.mask);
+  Value* attention_mask = int_padding ? b.Input("attention_mask", ElementType::kInt64, Dims({"batch", "total"})) : nullptr;
 
   auto axes = [&](std::vector<int64_t> a) { return b.Constant("axes", Int64s(a)); };
   auto unsqueeze = [&](Value* v, std::vector<int64_t> a) {
@@ -288,6 +305,22 @@ inline std::unique_ptr<Graph> BuildAttentionGraph(const AttentionGraphSpec& s) {
         Value* bias = b.Node("Where", {b.Node("Or", {causal, padded}), fill, d::Scalar(b, "zero_bias", 0.0f)});
         return b.Node("Add", {t, bias}, {}, "mask");
       }
+      case Mask::kGpt2Padding:
+      case Mask::kGpt2PaddingShifted:
+      case Mask::kPaddingOnQueries:
+      case Mask::kPaddingInverted:
+      case Mask::kBertPadding: {
+        Value* m = b.Node("Cast", {attention_mask}, Attrs({{"to", int64_t{1}}}));
+        Value* hide = s.mask == Mask::kPaddingInverted ? m : b.Node("Sub", {d::Scalar(b, "one_f", 1.0f), m});
+        Value* additive = b.Node("Mul", {unsqueeze(hide, s.mask == Mask::kPaddingOnQueries ? std::vector<int64_t>{1, 3}
+                                                                                          : std::vector<int64_t>{1, 2}),
+                                         fill});
+        if (s.mask == Mask::kBertPadding) return b.Node("Add", {t, additive}, {}, "mask");
+        const int64_t ahead = s.mask == Mask::kGpt2PaddingShifted ? 1 : 0;
+        Value* keep = slice_buffer(d::BoolMatrix(L, [&](int64_t i, int64_t j) { return !causal_hidden(i + ahead, j); }));
+        Value* causal = b.Node("Where", {keep, t, fill}, {}, "causal_mask");
+        return b.Node("Add", {causal, additive}, {}, "mask");
+      }
       case Mask::kPaddingInput: {
         Value* causal = slice_buffer(d::BoolMatrix(L, causal_hidden));
         Value* padded = b.Node("Not", {unsqueeze(pad, {1, 2})});
@@ -343,6 +376,15 @@ inline std::vector<Tensor> AttentionGraphInputs(const AttentionGraphSpec& s, int
   if (s.past) {
     in.push_back(PseudoRandom({2, kv_heads, p, s.head_dim}, 12));
     in.push_back(PseudoRandom({2, kv_heads, p, s.head_dim}, 13));
+  }
+  if (IntPaddingMask(s.mask)) {
+    // Batch 1: its first pad_left keys and its last pad_right keys padded.
+    Tensor mask = *Tensor::Create(ElementType::kInt64, {2, p + t});
+    for (int64_t j = 0; j < p + t; ++j) {
+      mask.data<int64_t>()[j] = 1;
+      mask.data<int64_t>()[p + t + j] = j < s.pad_left || j >= p + t - s.pad_right ? 0 : 1;
+    }
+    in.push_back(mask);
   }
   if (s.mask == AttentionGraphSpec::Mask::kPaddingInput || s.mask == AttentionGraphSpec::Mask::kPaddingAdditive) {
     Tensor pad = *Tensor::Create(ElementType::kBool, {2, t});

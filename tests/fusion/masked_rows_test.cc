@@ -17,6 +17,7 @@
 #include "ops/common/cpu_features.h"
 #include "ops/registry.h"
 #include "tests/fusion/attention_graphs.h"
+#include "tests/fusion/backend_runs.h"
 
 namespace attune::testing {
 namespace {
@@ -29,6 +30,7 @@ struct Case {
   Mask mask;
   float fill;
   std::string masked_rows;  // what the fusion must write
+  std::string kind;         // the fused mask: causal+padding when the padding is proven, else explicit
   double tolerance = 1e-5;  // as every fusion test: fused within 1e-5 of unfused
 };
 
@@ -36,16 +38,18 @@ std::vector<Case> Cases() {
   const float inf = std::numeric_limits<float>::infinity();
   const float finfo_min = -std::numeric_limits<float>::max();
   return {
-      {"where_neginf", Mask::kPaddingInput, -inf, "nan"},
-      {"where_finfo_min", Mask::kPaddingInput, finfo_min, "uniform"},
-      {"where_neg1e4", Mask::kPaddingInput, -1e4f, "uniform"},
-      {"where_neg1e9", Mask::kPaddingInput, -1e9f, "uniform"},
-      {"additive_neginf", Mask::kPaddingAdditive, -inf, "nan"},
-      {"additive_finfo_min", Mask::kPaddingAdditive, finfo_min, "nan"},
+      {"where_neginf", Mask::kPaddingInput, -inf, "nan", "causal+padding"},
+      {"where_finfo_min", Mask::kPaddingInput, finfo_min, "uniform", "causal+padding"},
+      {"where_neg1e4", Mask::kPaddingInput, -1e4f, "uniform", "causal+padding"},
+      {"where_neg1e9", Mask::kPaddingInput, -1e9f, "uniform", "causal+padding"},
+      {"additive_neginf", Mask::kPaddingAdditive, -inf, "nan", "causal+padding"},
+      // s + finfo.min is finfo.min for every ordinary score: equal fills.
+      {"additive_finfo_min", Mask::kPaddingAdditive, finfo_min, "uniform", "causal+padding"},
       // A row of scores s - 1e4 is softmax(s) up to float's rounding of s - 1e4
-      // (2^-10), which the fused kernels must do as the unfused Add does.
-      {"additive_neg1e4", Mask::kPaddingAdditive, -1e4f, "nan"},
-      {"additive_neg1e9", Mask::kPaddingAdditive, -1e9f, "nan"},
+      // (2^-10): no constant fill, so the mask stays explicit and the fused
+      // kernels must add it as the unfused Add does.
+      {"additive_neg1e4", Mask::kPaddingAdditive, -1e4f, "nan", "explicit"},
+      {"additive_neg1e9", Mask::kPaddingAdditive, -1e9f, "nan", "explicit"},
   };
 }
 
@@ -56,50 +60,6 @@ Spec SpecFor(const Case& c) {
   s.pad_left = 3;  // batch 1: rows 0..2 see no key (causal, and keys 0..2 padded)
   s.context = 80;  // the causal buffer serves T = 70
   return s;
-}
-
-struct Backend {
-  std::string name;
-  AttentionBackend backend;
-  std::optional<Isa> isa;
-};
-
-std::vector<Backend> Backends() {
-  std::vector<Backend> out = {{"reference", AttentionBackend::kReference, std::nullopt},
-                              {"onednn", AttentionBackend::kOneDnn, std::nullopt}};
-  for (Isa isa : {Isa::kGeneric, Isa::kAvx2, Isa::kAvx512}) {
-    if (!IsaSupported(isa)) continue;
-    out.push_back({std::string("simd_") + IsaName(isa), AttentionBackend::kSimd, isa});
-    out.push_back({std::string("auto_") + IsaName(isa), AttentionBackend::kAuto, isa});
-  }
-  return out;
-}
-
-absl::StatusOr<std::vector<Tensor>> RunWith(const Graph& graph, const std::vector<Tensor>& inputs, const Backend& b) {
-  ExecOptions options;
-  options.attention_backend = b.backend;
-  options.threads = 2;
-  SetForcedIsa(b.isa);
-  auto plan = Plan::Compile(graph, DefaultKernelRegistry(), options);
-  absl::StatusOr<std::vector<Tensor>> out =
-      plan.ok() ? (*plan)->Run(inputs) : absl::StatusOr<std::vector<Tensor>>(plan.status());
-  SetForcedIsa(std::nullopt);
-  return out;
-}
-
-// Max |a - b| where neither is NaN; infinity when only one of them is NaN.
-double MaxErrorNanAware(const Tensor& a, const Tensor& b, int64_t* nans) {
-  double worst = 0.0;
-  for (int64_t i = 0; i < a.num_elements(); ++i) {
-    const float x = a.data<float>()[i], y = b.data<float>()[i];
-    if (std::isnan(x) || std::isnan(y)) {
-      if (!(std::isnan(x) && std::isnan(y))) return INFINITY;
-      ++*nans;
-      continue;
-    }
-    worst = std::max(worst, std::fabs(static_cast<double>(x) - y));
-  }
-  return worst;
 }
 
 class MaskedRowsTest : public ::testing::TestWithParam<Case> {};
@@ -121,7 +81,7 @@ TEST_P(MaskedRowsTest, FusedMatchesUnfusedOnRowsThatSeeNoKey) {
   ASSERT_TRUE(DefaultPipeline(true)->Run(*fused, context).ok());
   ASSERT_EQ(CountOps(*fused, "MultiHeadAttention"), 1);
   ASSERT_EQ(fused_report.fusions.size(), 1u);
-  EXPECT_EQ(fused_report.fusions[0].mask, "explicit");
+  EXPECT_EQ(fused_report.fusions[0].mask, c.kind);
   EXPECT_EQ(fused_report.fusions[0].masked_rows, c.masked_rows);
 
   // T = 3 takes the decode path, 9 and 70 the query blocks.

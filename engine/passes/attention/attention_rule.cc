@@ -149,8 +149,23 @@ MaskDecision FromChain(const ProvenMaskChain& proof) {
   d.key_padding = proof.key_padding->name();
   d.key_padding_values = proof.nonzero_shows ? "nonzero" : "binary";
   if (proof.hidden_rows) {
-    d.masked_rows = "fills";
-    d.hidden_fills.assign(proof.fills.begin(), proof.fills.end());
+    // One value for every part a fully hidden row showed: the simpler
+    // policies say the same (-inf everywhere: NaN; one finite fill: the mean of V).
+    std::optional<float> only;
+    bool one = true;
+    for (int part = 0; part < 3; ++part) {
+      if (!proof.fill_seen[part]) continue;
+      if (only && !(*only == proof.fills[part])) one = false;
+      only = proof.fills[part];
+    }
+    if (one && only && std::isinf(*only)) {
+      d.masked_rows = "nan";
+    } else if (one && only) {
+      d.masked_rows = "uniform";
+    } else {
+      d.masked_rows = "fills";
+      d.hidden_fills.assign(proof.fills.begin(), proof.fills.end());
+    }
   }
   return d;
 }
@@ -397,6 +412,7 @@ std::variant<AttentionRewrite, std::string> CheckAttention(const Graph& graph, c
   r.q_layout = three_d ? "BTC" : "BHTD";
   r.has_past = has_past;
   rw.not_causal_reason = mask.not_causal;
+  if (!mask.key_padding.empty()) rw.verify_padding_inputs.push_back(mask.key_padding);
   // Beyond the largest constant; else (a buffer that long stops the unfused
   // graph) the whole buffer less verify's past; else beyond the window.
   if (mask.longest_constant > 0) {

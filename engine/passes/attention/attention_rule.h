@@ -27,6 +27,8 @@ struct AttentionRewrite {
   /// Sequence lengths verify mode tries first: beyond the replaced mask's
   /// largest constant (window, offset, buffer) and beyond its window.
   std::vector<int64_t> verify_lengths;
+  /// Inputs verify mode fills as key padding masks (ones with a few keys padded).
+  std::vector<std::string> verify_padding_inputs;
   /// Element type of the fused output (verify mode's tolerance depends on it).
   ElementType output_type = ElementType::kUndefined;
 };

@@ -283,7 +283,7 @@ absl::StatusOr<ProvenMaskChain> ProveMaskChain(const Graph& graph, const MaskCha
   proven.key_padding = padding;
   proven.nonzero_shows = padding != nullptr && padding->type() != ElementType::kBool;
   proven.fills.fill(-std::numeric_limits<float>::infinity());
-  std::array<bool, 3> seen{};
+  std::array<bool, 3>& seen = proven.fill_seen;
   struct Sized {
     Probe probe;
     int64_t kv, batch;
@@ -300,7 +300,11 @@ absl::StatusOr<ProvenMaskChain> ProveMaskChain(const Graph& graph, const MaskCha
       if (padding_keys_symbol) binding.Bind(*padding_keys_symbol, *kv);
       auto dims = binding.Evaluate(*padding->shape());
       if (!dims) return NotCausal(absl::StrCat("cannot size the padding input '", padding->name(), "' at ", p.Label()));
-      if ((*dims)[1] != *kv) continue;  // the model cannot run with this many keys
+      // The fused op reads one entry per key; a padding input that
+      // broadcasts over the keys, or follows another length, is not that.
+      if ((*dims)[1] != *kv)
+        return NotCausal(absl::StrCat("the padding input '", padding->name(), "' has ", (*dims)[1], " keys at ",
+                                      p.Label(), " where the scores have ", *kv));
       batch = (*dims)[0];
       if (batch < 1) continue;
     }

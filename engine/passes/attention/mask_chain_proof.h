@@ -43,6 +43,7 @@ struct ProvenMaskChain {
   /// scores such a row's keys get: [causal part only, padding only, both].
   bool hidden_rows = false;
   std::array<float, 3> fills{};
+  std::array<bool, 3> fill_seen{};  // which parts such rows showed
   int probes = 0;
   int64_t longest_constant = 0;
   int64_t longest_probe = 0;
