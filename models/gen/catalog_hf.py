@@ -124,7 +124,7 @@ SPECS = [
               build=lambda: hf_llama.LlamaMaskedAttention(D_MODEL, HEADS), make_inputs=llama_inputs,
               input_names=["x", "attention_mask"], output_names=["y"],
               dynamic_axes={"x": SEQ, "attention_mask": SEQ, "y": SEQ},
-              # Fused with the computed mask as an explicit input: the causal proof declines a mask
-              # that depends on attention_mask.
-              attention_blocks=[block("causal+padding", HEADS, HEAD_DIM)], expected_fusions=1, seed=43),
+              # The mask is causal + padding, which the fusion takes as an explicit mask input (the
+              # causal proof declines a mask that depends on attention_mask), so "explicit".
+              attention_blocks=[block("explicit", HEADS, HEAD_DIM)], expected_fusions=1, seed=43),
 ]
