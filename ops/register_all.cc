@@ -10,6 +10,7 @@ void RegisterReduceKernels(KernelRegistry& registry);
 void RegisterShapeKernels(KernelRegistry& registry);
 void RegisterNormKernels(KernelRegistry& registry);
 void RegisterAttentionKernels(KernelRegistry& registry);
+void RegisterScatterKernels(KernelRegistry& registry);
 
 void RegisterAllKernels(KernelRegistry& registry) {
   RegisterElementwiseKernels(registry);
@@ -18,6 +19,7 @@ void RegisterAllKernels(KernelRegistry& registry) {
   RegisterShapeKernels(registry);
   RegisterNormKernels(registry);
   RegisterAttentionKernels(registry);
+  RegisterScatterKernels(registry);
 }
 
 }  // namespace attune

@@ -182,6 +182,8 @@ const absl::flat_hash_map<std::string, Check>& Checks() {
         {"Concat", CheckConcat},
         {"Gather", CheckAxisDefault0},
         {"GatherElements", CheckAxisDefault0},
+        {"ScatterElements", CheckAxisDefault0},
+        {"Scatter", CheckAxisDefault0},
         {"Split", CheckAxisDefault0},
         {"ArgMax", CheckAxisDefault0},
         {"ArgMin", CheckAxisDefault0},

@@ -59,6 +59,8 @@ class ArityTable {
     Add("Trilu", {{1, 1, 2, 1, 1}});
     Add("Constant", {{1, 0, 0, 1, 1}});
     Add("Range", {{1, 3, 3, 1, 1}});
+    // Scatter ops: data, indices, updates.
+    for (const char* op : {"ScatterND", "ScatterElements", "Scatter"}) Add(op, {{1, 3, 3, 1, 1}});
     // Attention: Q, K, V, mask, past K, past V (, nonpad_kv_seqlen from 24) -> Y, present K, present V,
     // QK output.
     Add("Attention", {{1, 3, 6, 1, 4}, {24, 3, 7, 1, 4}});

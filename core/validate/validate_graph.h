@@ -12,8 +12,8 @@ namespace attune {
 ///  - the number of inputs and outputs against its op's schema (op_arity.h),
 ///    required inputs present, no input of a variadic list omitted;
 ///  - attributes that index dims (Transpose perm; the axis of Softmax,
-///    LogSoftmax, Concat, Gather, GatherElements, Split, ArgMax, ArgMin,
-///    Flatten, LayerNormalization, RMSNormalization; the axes of Squeeze,
+///    LogSoftmax, Concat, Gather, GatherElements, ScatterElements, Scatter,
+///    Split, ArgMax, ArgMin, Flatten, LayerNormalization, RMSNormalization; the axes of Squeeze,
 ///    Unsqueeze and the Reduce ops) against the input ranks known so far.
 /// InvalidArgument naming the node, op and attribute (or count) otherwise.
 /// Ops without an entry are left to the kernel registry.

@@ -1,12 +1,14 @@
-"""GPT-2 in Hugging Face's form (hf_gpt2.py): a prefill graph and a decode graph with
-past_key_values, both with an attention_mask input, one batch row left-padded."""
+"""Models in Hugging Face's form, each with an attention_mask input and one batch row left-padded:
+GPT-2 (hf_gpt2.py), a prefill graph and a decode graph with past_key_values; one LLaMA attention
+block with the 4-D mask of _update_causal_mask (hf_llama.py)."""
 import numpy as np
 import onnx
 import torch
 from onnx import helper, numpy_helper
 
 import hf_gpt2
-from spec import ModelSpec, block
+import hf_llama
+from spec import SEQ, ModelSpec, block
 
 VOCAB, D_MODEL, HEADS, LAYERS, CTX = 97, 64, 4, 2, 64
 HEAD_DIM = D_MODEL // HEADS
@@ -79,6 +81,14 @@ def decode_inputs(module, rng):
     return feeds
 
 
+LLAMA_T = 10
+
+
+def llama_inputs(module, rng):
+    return {"x": rng.standard_normal((2, LLAMA_T, D_MODEL)).astype(np.float32),
+            "attention_mask": padding_mask(LLAMA_T)}
+
+
 AXES = {"input_ids": {0: "batch", 1: "seq"}, "logits": {0: "batch", 1: "seq"}}
 PREFILL_AXES = dict(AXES, attention_mask={0: "batch", 1: "seq"})
 PREFILL_AXES.update({n: {0: "batch", 2: "seq"} for n in KV_OUT})
@@ -103,4 +113,18 @@ SPECS = [
               output_names=["logits"] + KV_OUT, dynamic_axes=DECODE_AXES, attention_blocks=BLOCKS,
               expected_fusions=2, seed=42,
               extra={"past_length": PAST}, save_model=tie_lm_head),
+    ModelSpec(name="hf_llama_mask",
+              description=f"One LLaMA attention block as Hugging Face writes it (d_model {D_MODEL}, "
+              f"{HEADS} heads of {HEAD_DIM}; bias-free q/k/v/o Linear, view + transpose(1, 2), "
+              "scores / sqrt(head_dim) + mask, float32 softmax), with the mask of _update_causal_mask: "
+              "full((T, T), finfo.min).triu(1) times arange(T) > cache_position, expanded to (B, 1, T, T), "
+              "cloned, and causal_mask[:, :, :, :n] = causal_mask[:, :, :, :n].masked_fill(padding, "
+              "finfo.min), exported as ScatterND. x (B, T, d_model) and attention_mask (B, T) in, y out. "
+              f"Sample: T {LLAMA_T}, batch row 1 left-padded by {PAD}.",
+              build=lambda: hf_llama.LlamaMaskedAttention(D_MODEL, HEADS), make_inputs=llama_inputs,
+              input_names=["x", "attention_mask"], output_names=["y"],
+              dynamic_axes={"x": SEQ, "attention_mask": SEQ, "y": SEQ},
+              # The mask is causal + padding, which the fusion takes as an explicit mask input (the
+              # causal proof declines a mask that depends on attention_mask), so "explicit".
+              attention_blocks=[block("explicit", HEADS, HEAD_DIM)], expected_fusions=1, seed=43),
 ]

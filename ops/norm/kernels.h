@@ -8,7 +8,7 @@
 
 namespace attune {
 
-/// ONNX LayerNormalization (opset 17): Y and optional Mean, InvStdDev.
+/// ONNX LayerNormalization (opset 17's meaning at every opset): Y and optional Mean, InvStdDev.
 absl::StatusOr<std::unique_ptr<Kernel>> MakeLayerNormalizationKernel(const KernelInfo& info);
 /// ONNX RMSNormalization (opset 23).
 absl::StatusOr<std::unique_ptr<Kernel>> MakeRmsNormalizationKernel(const KernelInfo& info);

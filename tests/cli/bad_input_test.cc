@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <random>
 
+#include "absl/strings/str_cat.h"
 #include "tests/cli/cli_test_util.h"
 
 namespace attune::cli_test {
@@ -187,6 +188,27 @@ TEST(BadInput, GatherIndexOutOfRange) {
   for (int64_t bad : {5, 1000, -6}) {
     const std::string path = WriteNpy<int64_t>(dir, "bad.npy", {2}, {0, bad});
     EXPECT_TRUE(IsUsageError(RunCli({"run", dir / "m.onnx", "--input", "ids=" + path}))) << bad;
+  }
+}
+
+TEST(BadInput, ScatterNDIndexOutOfRange) {
+  // y = ScatterND(data[4, 3], rows, updates[2, 3]) with rows [2, 1] a graph input.
+  onnx::ModelProto model = MinimalModel(17);
+  AddInput(model, "rows", 7, {int64_t{2}, int64_t{1}});
+  AddOutput(model, "y", 1, {int64_t{4}, int64_t{3}});
+  AddInitializer(model, "data", 1, {4, 3})->set_raw_data(RawBytes(Zeros(12)));
+  AddInitializer(model, "updates", 1, {2, 3})->set_raw_data(RawBytes(std::vector<float>(6, 1.0f)));
+  AddNode(model, "ScatterND", {"data", "rows", "updates"}, {"y"}, "mask_update");
+  TempDir dir;
+  WriteFile(dir / "m.onnx", model.SerializeAsString());
+  const std::string ok = WriteNpy<int64_t>(dir, "ok.npy", {2, 1}, {0, -1});
+  const CliResult fine = RunCli({"run", dir / "m.onnx", "--input", "rows=" + ok});
+  ASSERT_EQ(fine.exit_code, 0) << Describe(fine);
+  for (int64_t bad : {4, 1000, -5}) {
+    const std::string path = WriteNpy<int64_t>(dir, "bad.npy", {2, 1}, {0, bad});
+    const CliResult r = RunCli({"run", dir / "m.onnx", "--input", "rows=" + path});
+    EXPECT_TRUE(FailsWith(r, "'mask_update'")) << bad;
+    EXPECT_TRUE(FailsWith(r, absl::StrCat("indices[1, 0] = ", bad, " is out of range"))) << bad;
   }
 }
 

@@ -180,6 +180,28 @@ TEST(CanonConstantFolding, KernelErrorsAreNotFatal) {
   EXPECT_TRUE(good->is_constant());
 }
 
+TEST(CanonConstantFolding, ScatterOfConstantsFoldsAndABadIndexStaysANode) {
+  GraphBuilder b(18);
+  Value* data = b.Constant("data", Floats({2, 2}, {1.f, 2.f, 3.f, 4.f}));
+  Value* row = b.Constant("row", Tensor::FromVector<int64_t>({1, 1}, {-1}).value());
+  Value* updates = b.Constant("updates", Floats({1, 2}, {10.f, 20.f}));
+  Value* nd = b.Node("ScatterND", {data, row, updates}, Attrs({{"reduction", std::string("add")}}), "nd");
+  Value* cols = b.Constant("cols", Tensor::FromVector<int64_t>({1, 2}, {1, 0}).value());
+  Value* elements = b.Node("ScatterElements", {nd, cols, updates}, Attrs({{"axis", int64_t{0}}}), "elements");
+  Value* bad_row = b.Constant("bad_row", Tensor::FromVector<int64_t>({1, 1}, {2}).value());
+  Value* bad = b.Node("ScatterND", {data, bad_row, updates}, {}, "bad");
+  b.Output(elements);
+  b.Output(bad);
+  ASSERT_TRUE(*Fold(b.graph()));
+  ASSERT_TRUE(nd->is_constant());
+  EXPECT_EQ(nd->constant()->values<float>()[2], 13.f);  // row -1 is the last row: 3 + 10
+  EXPECT_EQ(nd->constant()->values<float>()[3], 24.f);
+  ASSERT_TRUE(elements->is_constant());
+  const auto e = elements->constant()->values<float>();
+  EXPECT_EQ(std::vector<float>(e.begin(), e.end()), (std::vector<float>{1.f, 20.f, 10.f, 24.f}));
+  EXPECT_FALSE(bad->is_constant());  // index 2 of 2 rows: the kernel refuses it at run time
+}
+
 TEST(CanonConstantFolding, OpsWithoutAKernelStay) {
   GraphBuilder b;
   Value* a = b.Constant("a", Floats({2}, {1.f, 2.f}));

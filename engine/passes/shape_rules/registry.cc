@@ -127,6 +127,7 @@ const RuleTable& Table() {
     AddReductionRules(*t);
     AddGeneratorRules(*t);
     AddAttentionRules(*t);
+    AddScatterRules(*t);
     return t;
   }();
   return *table;

@@ -31,6 +31,7 @@ void AddSlicingRules(RuleTable& table);
 void AddReductionRules(RuleTable& table);
 void AddGeneratorRules(RuleTable& table);
 void AddAttentionRules(RuleTable& table);
+void AddScatterRules(RuleTable& table);
 
 /// An axis in [-rank, rank) made non-negative; InvalidArgument otherwise.
 absl::StatusOr<int64_t> NormalizeAxis(int64_t axis, int64_t rank, const ShapeContext& ctx);
