@@ -124,7 +124,5 @@ SPECS = [
               build=lambda: hf_llama.LlamaMaskedAttention(D_MODEL, HEADS), make_inputs=llama_inputs,
               input_names=["x", "attention_mask"], output_names=["y"],
               dynamic_axes={"x": SEQ, "attention_mask": SEQ, "y": SEQ},
-              # The mask is causal + padding, which the fusion takes as an explicit mask input (the
-              # causal proof declines a mask that depends on attention_mask), so "explicit".
-              attention_blocks=[block("explicit", HEADS, HEAD_DIM)], expected_fusions=1, seed=43),
+              attention_blocks=[block("causal+padding", HEADS, HEAD_DIM)], expected_fusions=1, seed=43),
 ]
