@@ -230,13 +230,8 @@ absl::StatusOr<GenerationResult> Generator::Generate(const std::vector<std::vect
     for (const CacheBinding& b : dsig.cache) {
       const TensorInfo* info = FindInfo(s.decode->inputs(), b.past);
       ASSIGN_OR_RETURN(std::vector<int64_t> shape, EmptyPastShape(*info, b.seq_axis, layout.batch));
-      // The estimate up front, so that a cache too large fails before the prompt runs.
-      std::vector<int64_t> full = shape;
-      full[b.seq_axis] = capacity;
-      ASSIGN_OR_RETURN(const int64_t elements, CheckedElementCount(full));
-      if (elements * static_cast<int64_t>(ElementSize(info->type)) > options.max_cache_bytes)
-        RETURN_IF_ERROR(KvCache::Create({{b.past, info->type, shape, b.seq_axis}}, capacity, options.max_cache_bytes)
-                            .status());
+      // Checked up front, so that a cache too large fails before the prompt runs.
+      RETURN_IF_ERROR(KvCache::CheckSize({b.past, info->type, shape, b.seq_axis}, capacity, options.max_cache_bytes));
       ASSIGN_OR_RETURN(Tensor empty, Tensor::Create(info->type, shape));
       feeds.emplace_back(b.past, std::move(empty));
     }
@@ -252,6 +247,9 @@ absl::StatusOr<GenerationResult> Generator::Generate(const std::vector<std::vect
     const Tensor* t = FindTensor(outputs, name);
     if (t == nullptr) return absl::InternalError(absl::StrCat("output ", QuoteName(name), " missing"));
     presents.push_back(*t);
+    // The copy loop holds the same sizes (in fresh memory each step): the same limit.
+    RETURN_IF_ERROR(KvCache::CheckSize({dsig.cache[i].past, t->type(), t->shape(), dsig.cache[i].seq_axis}, capacity,
+                                       options.max_cache_bytes));
   }
   const Tensor* first_logits = FindTensor(outputs, psig.logits);
   if (first_logits == nullptr) return absl::InternalError("logits missing");

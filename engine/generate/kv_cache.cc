@@ -8,23 +8,30 @@
 
 namespace attune {
 
+absl::Status KvCache::CheckSize(const Spec& spec, int64_t capacity, int64_t max_bytes) {
+  if (spec.seq_axis < 0 || spec.seq_axis >= static_cast<int>(spec.shape.size()))
+    return absl::InvalidArgumentError(absl::StrCat("cache tensor ", QuoteName(spec.name), ": sequence axis ",
+                                                   spec.seq_axis, " outside its shape ", ShapeToString(spec.shape)));
+  std::vector<int64_t> full = spec.shape;
+  full[spec.seq_axis] = capacity;
+  ASSIGN_OR_RETURN(const int64_t elements, CheckedElementCount(full));
+  const int64_t bytes = elements * static_cast<int64_t>(ElementSize(spec.type));
+  if (bytes > max_bytes)
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "KV cache tensor ", QuoteName(spec.name), " needs ", ShapeToString(full), " ", ElementTypeName(spec.type),
+        " = ", (bytes + (1 << 20) - 1) >> 20, " MiB for ", capacity, " positions, above the limit of ",
+        max_bytes >> 20, " MiB (--max-tensor-mb)"));
+  return absl::OkStatus();
+}
+
 absl::StatusOr<KvCache> KvCache::Create(std::vector<Spec> specs, int64_t capacity, int64_t max_bytes) {
   KvCache cache;
   cache.specs_ = std::move(specs);
   cache.capacity_ = capacity;
   for (size_t i = 0; i < cache.specs_.size(); ++i) {
     const Spec& spec = cache.specs_[i];
-    if (spec.seq_axis < 0 || spec.seq_axis >= static_cast<int>(spec.shape.size()))
-      return absl::InvalidArgumentError(absl::StrCat("cache tensor ", QuoteName(spec.name), ": sequence axis ",
-                                                     spec.seq_axis, " outside its shape ", ShapeToString(spec.shape)));
-    const std::vector<int64_t> full = cache.ShapeAt(i, capacity);
-    ASSIGN_OR_RETURN(const int64_t elements, CheckedElementCount(full));
-    const int64_t bytes = elements * static_cast<int64_t>(ElementSize(spec.type));
-    if (bytes > max_bytes)
-      return absl::ResourceExhaustedError(absl::StrCat(
-          "KV cache tensor ", QuoteName(spec.name), " needs ", ShapeToString(full), " ", ElementTypeName(spec.type),
-          " = ", (bytes + (1 << 20) - 1) >> 20, " MiB for ", capacity, " positions, above the limit of ",
-          max_bytes >> 20, " MiB (--max-tensor-mb)"));
+    RETURN_IF_ERROR(CheckSize(spec, capacity, max_bytes));
+    ASSIGN_OR_RETURN(const int64_t elements, CheckedElementCount(cache.ShapeAt(i, capacity)));
     for (std::vector<Tensor>& side : cache.buffers_) {
       ASSIGN_OR_RETURN(Tensor t, Tensor::Create(spec.type, {elements}, max_bytes));
       side.push_back(std::move(t));

@@ -34,6 +34,8 @@ class KvCache {
     int seq_axis = 2;
   };
 
+  /// ResourceExhausted when one buffer of `spec` for `capacity` positions exceeds max_bytes.
+  static absl::Status CheckSize(const Spec& spec, int64_t capacity, int64_t max_bytes);
   /// Allocates every buffer for `capacity` positions; ResourceExhausted when
   /// one exceeds max_bytes.
   static absl::StatusOr<KvCache> Create(std::vector<Spec> specs, int64_t capacity, int64_t max_bytes);

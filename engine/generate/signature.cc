@@ -90,11 +90,14 @@ const TensorInfo* Find(const std::vector<TensorInfo>& infos, const std::string& 
 int SeqAxis(const TensorInfo* past, const TensorInfo& present) {
   const int rank = present.has_shape ? static_cast<int>(present.shape.size()) : 4;
   if (past != nullptr && past->has_shape && present.has_shape && past->shape.size() == present.shape.size()) {
-    for (int d = 0; d < rank; ++d) {
-      const bool differ = past->shape[d] != present.shape[d] ||
-                          (past->shape[d] < 0 && past->shape_symbols[d] != present.shape_symbols[d]);
-      if (differ) return d;
-    }
+    // A symbolic length (past_seq -> total_seq) first; a static size that
+    // differs is a wrong pairing unless nothing else grows.
+    for (int d = 0; d < rank; ++d)
+      if ((past->shape[d] < 0 || present.shape[d] < 0) &&
+          (past->shape[d] != present.shape[d] || past->shape_symbols[d] != present.shape_symbols[d]))
+        return d;
+    for (int d = 0; d < rank; ++d)
+      if (past->shape[d] != present.shape[d]) return d;
   }
   return rank >= 5 ? 3 : std::min(2, rank - 1);
 }
@@ -124,11 +127,11 @@ CacheBinding MakeBinding(const TensorInfo* past, const TensorInfo& present, int 
   return b;
 }
 
-// Pairs past inputs with present outputs: by (layer, kind) read from the names
-// when that is unambiguous on both sides, else in order; every pair must agree
-// in shape.
+// Pairs past inputs with present outputs: in order when the user gave the
+// pairs, else by (layer, kind) read from the names when that is unambiguous on
+// both sides, else in order; every pair must agree in shape.
 absl::StatusOr<std::vector<CacheBinding>> PairCache(const std::vector<const TensorInfo*>& pasts,
-                                                    const std::vector<const TensorInfo*>& presents) {
+                                                    const std::vector<const TensorInfo*>& presents, bool in_order) {
   std::vector<CacheBinding> bindings;
   if (pasts.size() != presents.size())
     return absl::InvalidArgumentError(absl::StrCat("found ", pasts.size(), " past inputs but ", presents.size(),
@@ -142,7 +145,7 @@ absl::StatusOr<std::vector<CacheBinding>> PairCache(const std::vector<const Tens
     return by_key;
   };
   const auto past_keys = keyed(pasts), present_keys = keyed(presents);
-  bool by_name = past_keys.size() == pasts.size() && present_keys.size() == presents.size();
+  bool by_name = !in_order && past_keys.size() == pasts.size() && present_keys.size() == presents.size();
   if (by_name)
     for (const auto& [key, info] : past_keys) by_name &= present_keys.count(key) > 0;
   for (size_t i = 0; i < pasts.size(); ++i) {
@@ -277,7 +280,7 @@ absl::StatusOr<DecoderSignature> FindSignature(const std::vector<TensorInfo>& in
       return absl::InvalidArgumentError(absl::StrCat(
           "not a decoder with a KV cache: no past/present key-value pairs (inputs: ", Names(inputs),
           "; outputs: ", Names(outputs), "); pair them with --map PAST=PRESENT"));
-    ASSIGN_OR_RETURN(sig.cache, PairCache(pasts, presents));
+    ASSIGN_OR_RETURN(sig.cache, PairCache(pasts, presents, /*in_order=*/!cache_overrides.empty()));
   } else {
     if (!pasts.empty())
       return absl::InvalidArgumentError("the prefill model takes past inputs; give it as the only model");
