@@ -3,7 +3,8 @@
 # session.run per token, every present copied into the next past: bench/ort_generate.js) and
 # against attune's own copy-per-step loop (--no-inplace-cache). Greedy, batch 1, the same
 # prompt, the same thread counts, one after the other; prints a Markdown table of decode
-# tokens/s and whether the three produced the same tokens.
+# tokens/s and whether the three produced the same tokens. Each first runs one untimed short
+# generation (--warmup 1), so that one-time set-up is not counted.
 #
 # usage: bench/generate_compare.sh DECODE.onnx [--prompt-len 32] [--new 128] [--threads "1 2"]
 # e.g.   bench/generate_compare.sh /work/benchmodels/hf_gpt2_decode.onnx
@@ -38,9 +39,10 @@ echo "|---|---|---|---|---|---|---|"
 for n in $threads_list; do
   tmp=$(mktemp -d)
   NODE_PATH="$ort_home/node_modules" node "$root/bench/ort_generate.js" "$model" --prompt-ids "$ids" \
-    --max-new-tokens "$new" --threads "$n" > "$tmp/ort.json"
-  "$attune" generate "$model" --prompt-ids "$ids" --max-new-tokens "$new" --threads "$n" --json > "$tmp/inplace.json"
-  "$attune" generate "$model" --prompt-ids "$ids" --max-new-tokens "$new" --threads "$n" --json --no-inplace-cache \
+    --max-new-tokens "$new" --threads "$n" --warmup 1 > "$tmp/ort.json"
+  "$attune" generate "$model" --prompt-ids "$ids" --max-new-tokens "$new" --threads "$n" --warmup 1 --json \
+    > "$tmp/inplace.json"
+  "$attune" generate "$model" --prompt-ids "$ids" --max-new-tokens "$new" --threads "$n" --warmup 1 --json --no-inplace-cache \
     > "$tmp/copy.json"
   ort=$(field tokens_per_s < "$tmp/ort.json")
   inplace=$(field tokens_per_s < "$tmp/inplace.json")

@@ -49,7 +49,7 @@ TEST(GenerateCliTest, JsonMatchesPyTorchGreedyIds) {
 
 TEST(GenerateCliTest, PrefillAndDecodeModels) {
   const CliResult r = RunCli({"generate", Model("hf_gpt2_pos_prefill"), "--decode-model", Model("hf_gpt2_pos_decode"),
-                              "--prompt-ids", "47,68,25", "--max-new-tokens", "20", "--json", "--threads", "1"});
+                              "--prompt-ids", "47,68,25", "--max-new-tokens", "20", "--json", "--threads", "1", "--warmup", "1"});
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
   const json ref = json::parse(ReadFile(attune::testing::SourceDir() + "/models/hf_gpt2_pos_decode/generate_reference.json"));
   EXPECT_EQ(LastLineJson(r)["generated_ids"], ref["cases"][0]["generated_ids"]);
