@@ -86,6 +86,19 @@ absl::StatusOr<std::vector<std::span<const float>>> LastLogits(const Tensor& log
   return rows;
 }
 
+// Every graph input must be one the loop feeds: the roles and the pasts.
+absl::Status CheckFeedable(const Session& session, const DecoderSignature& sig, const char* which) {
+  for (const TensorInfo& in : session.inputs()) {
+    bool fed = in.name == sig.input_ids || in.name == sig.attention_mask || in.name == sig.position_ids;
+    for (const CacheBinding& b : sig.cache) fed |= in.name == b.past;
+    if (!fed)
+      return absl::InvalidArgumentError(absl::StrCat(
+          which, " input ", QuoteName(in.name),
+          " is neither token ids, attention_mask, position_ids nor a past cache tensor; generate cannot feed it"));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 struct Generator::State {
@@ -105,6 +118,7 @@ absl::StatusOr<std::unique_ptr<Generator>> Generator::Create(const Session& deco
   auto state = std::make_unique<State>();
   state->decode = &decode;
   ASSIGN_OR_RETURN(state->decode_sig, FindDecoderSignature(decode, overrides, true));
+  RETURN_IF_ERROR(CheckFeedable(decode, state->decode_sig, "the model's"));
   return std::unique_ptr<Generator>(new Generator(std::move(state)));
 }
 
@@ -124,6 +138,8 @@ absl::StatusOr<std::unique_ptr<Generator>> Generator::Create(const Session& pref
   auto prefill_sig = FindDecoderSignature(prefill, prefill_overrides, false);
   if (!prefill_sig.ok()) return Annotate(prefill_sig.status(), "prefill model");
   state->prefill_sig = *std::move(prefill_sig);
+  RETURN_IF_ERROR(CheckFeedable(decode, state->decode_sig, "the decode model's"));
+  RETURN_IF_ERROR(CheckFeedable(prefill, state->prefill_sig, "the prefill model's"));
   const auto& p = state->prefill_sig.cache;
   const auto& d = state->decode_sig.cache;
   if (p.size() != d.size())

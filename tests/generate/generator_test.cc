@@ -14,6 +14,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tests/common/paths.h"
+#include "tests/importer/model_builder.h"
 
 namespace attune {
 namespace {
@@ -266,6 +267,30 @@ TEST(GeneratorTest, Refusals) {
   auto prefill_only = Load("hf_gpt2_prefill");
   auto no_past = Generator::Create(*prefill_only);
   EXPECT_NE(no_past.status().message().find("no past/present"), std::string::npos) << no_past.status();
+}
+
+TEST(GeneratorTest, AnInputItCannotFeedIsRefusedAtCreate) {
+  // A decoder with an extra flag input (as merged exports have): named, not guessed at.
+  onnx::ModelProto m = testing::MinimalModel();
+  testing::AddInput(m, "input_ids", onnx::TensorProto::INT64, {std::string("b"), std::string("s")});
+  testing::AddInput(m, "past_key_0", onnx::TensorProto::FLOAT, {std::string("b"), int64_t{2}, std::string("p"), int64_t{4}});
+  testing::AddInput(m, "use_cache_branch", onnx::TensorProto::BOOL, {int64_t{1}});
+  auto* cast = testing::AddNode(m, "Cast", {"input_ids"}, {"logits"});
+  auto* to = cast->add_attribute();
+  to->set_name("to");
+  to->set_type(onnx::AttributeProto::INT);
+  to->set_i(onnx::TensorProto::FLOAT);
+  testing::AddNode(m, "Identity", {"past_key_0"}, {"present_key_0"});
+  testing::AddNode(m, "Not", {"use_cache_branch"}, {"flag"});
+  testing::AddOutput(m, "logits", onnx::TensorProto::FLOAT, {std::string("b"), std::string("s")});
+  testing::AddOutput(m, "present_key_0", onnx::TensorProto::FLOAT,
+                     {std::string("b"), int64_t{2}, std::string("p"), int64_t{4}});
+  testing::AddOutput(m, "flag", onnx::TensorProto::BOOL, {int64_t{1}});
+  auto session = Session::CreateFromBytes(m.SerializeAsString());
+  ASSERT_TRUE(session.ok()) << session.status();
+  auto g = Generator::Create(**session);
+  EXPECT_EQ(g.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(g.status().message().find("'use_cache_branch'"), std::string::npos) << g.status();
 }
 
 TEST(GeneratorTest, PaddingWithoutPositionIdsIsNoted) {
