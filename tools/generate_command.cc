@@ -60,8 +60,8 @@ absl::StatusOr<std::vector<int64_t>> ParseIds(const std::string& text) {
   for (absl::string_view part : absl::StrSplit(text, ',', absl::SkipWhitespace())) {
     int64_t id;
     if (!absl::SimpleAtoi(part, &id))
-      return absl::InvalidArgumentError(absl::StrCat("--prompt-ids: ", QuoteName(std::string(part)),
-                                                     " is not a token id (expected ID,ID,...)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--prompt-ids: ", QuoteName(std::string(part)), " is not a token id (expected ID,ID,...)"));
     ids.push_back(id);
   }
   if (ids.empty()) return absl::InvalidArgumentError("--prompt-ids needs at least one id");
@@ -98,7 +98,8 @@ absl::StatusOr<GenerationOptions> GenerationOptionsFromArgs(const Args& args, in
   o.top_p = static_cast<float>(top_p);
   if (auto seed = args.Value("seed")) {
     uint64_t s;
-    if (!absl::SimpleAtoi(*seed, &s)) return absl::InvalidArgumentError(absl::StrCat("--seed needs an unsigned integer, got '", *seed, "'"));
+    if (!absl::SimpleAtoi(*seed, &s))
+      return absl::InvalidArgumentError(absl::StrCat("--seed needs an unsigned integer, got '", *seed, "'"));
     o.seed = s;
   }
   ASSIGN_OR_RETURN(o.max_context, args.Int("max-context", 0));
@@ -136,7 +137,8 @@ absl::Status Generate(const Args& args) {
     auto g = Generator::Create(*first, overrides);
     if (!g.ok() && FindDecoderSignature(*first, overrides, false).ok())
       return absl::InvalidArgumentError(absl::StrCat(
-          model_path, " is a prefill graph (present outputs, no past inputs): give the decode graph with --decode-model"));
+          model_path,
+          " is a prefill graph (present outputs, no past inputs): give the decode graph with --decode-model"));
     if (!g.ok()) return g.status();
     generator = *std::move(g);
   }
@@ -193,9 +195,9 @@ absl::Status Generate(const Args& args) {
     if (vocab && !stream) std::printf("text %zu     %s\n", r + 1, EscapeControl(vocab->Decode(ids)).c_str());
   }
   std::printf("prefill    %.2f ms (%zu x %zu tokens)\n", result.prefill_ms, prompts.size(),
-              static_cast<size_t>(std::max_element(prompts.begin(), prompts.end(),
-                                                   [](const auto& a, const auto& b) { return a.size() < b.size(); })
-                                      ->size()));
+              static_cast<size_t>(std::max_element(prompts.begin(), prompts.end(), [](const auto& a, const auto& b) {
+                                    return a.size() < b.size();
+                                  })->size()));
   std::printf("per token  median %.3f ms, p90 %.3f ms (%zu decode steps, %s cache)\n", result.token_ms_median,
               result.token_ms_p90, result.step_ms.size(), options.inplace_cache ? "in-place" : "copied");
   std::printf("tokens/s   %.1f\n", result.tokens_per_s);

@@ -71,7 +71,10 @@ int ByteFallback(const std::string& token) {
   int value = 0;
   for (int i = 3; i < 5; ++i) {
     const char c = token[i];
-    const int d = c >= '0' && c <= '9' ? c - '0' : c >= 'A' && c <= 'F' ? c - 'A' + 10 : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+    const int d = c >= '0' && c <= '9'   ? c - '0'
+                  : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                  : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                                         : -1;
     if (d < 0) return -1;
     value = value * 16 + d;
   }
@@ -131,7 +134,8 @@ absl::StatusOr<Detokenizer> Detokenizer::Load(const std::string& path) {
     mode = ModeOf(j.value("decoder", nlohmann::json()));
     if (j.contains("added_tokens") && j["added_tokens"].is_array())
       for (const auto& t : j["added_tokens"])
-        if (t.is_object() && t.value("id", nlohmann::json()).is_number_integer() && t.value("content", nlohmann::json()).is_string())
+        if (t.is_object() && t.value("id", nlohmann::json()).is_number_integer() &&
+            t.value("content", nlohmann::json()).is_string())
           added.emplace_back(t["id"].get<int64_t>(), t["content"].get<std::string>());
   } else {
     for (const auto& [token, id] : j.items())

@@ -61,9 +61,9 @@ absl::StatusOr<std::vector<int64_t>> EmptyPastShape(const TensorInfo& info, int 
       shape[d] = 0;
     } else if (shape[d] < 0) {
       if (batch_seen)
-        return absl::InvalidArgumentError(absl::StrCat("past input ", QuoteName(info.name), " has more than one ",
-                                                       "symbolic dimension besides the sequence; an empty cache cannot ",
-                                                       "be sized (give a prefill model)"));
+        return absl::InvalidArgumentError(absl::StrCat(
+            "past input ", QuoteName(info.name), " has more than one ",
+            "symbolic dimension besides the sequence; an empty cache cannot ", "be sized (give a prefill model)"));
       shape[d] = batch;
       batch_seen = true;
     }
@@ -143,8 +143,8 @@ absl::StatusOr<std::unique_ptr<Generator>> Generator::Create(const Session& pref
   const auto& p = state->prefill_sig.cache;
   const auto& d = state->decode_sig.cache;
   if (p.size() != d.size())
-    return absl::InvalidArgumentError(absl::StrCat("the prefill model returns ", p.size(),
-                                                   " cache tensors but the decode model takes ", d.size()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("the prefill model returns ", p.size(), " cache tensors but the decode model takes ", d.size()));
   // Pair by output name, else by (layer, kind), else in order.
   for (size_t i = 0; i < d.size(); ++i) {
     size_t found = p.size();
@@ -194,16 +194,19 @@ absl::StatusOr<GenerationResult> Generator::Generate(const std::vector<std::vect
         "the model has no position_ids input: left-padded prompts see positions shifted by their padding, so their "
         "tokens may differ from running them alone");
   if (options.eos_id >= 0 && vocab > 0 && options.eos_id >= vocab)
-    return absl::InvalidArgumentError(absl::StrCat("eos id ", options.eos_id, " is outside the vocabulary [0, ", vocab, ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("eos id ", options.eos_id, " is outside the vocabulary [0, ", vocab, ")"));
 
   // The longest sequence: the last token produced is never fed back.
   const int64_t total = layout.prompt_len + options.max_new_tokens;
   int64_t context = dsig.context;
   if (options.max_context > 0) context = context > 0 ? std::min(context, options.max_context) : options.max_context;
-  const std::string context_source = dsig.context > 0 && context == dsig.context ? "the model's context (position embedding rows)" : "the context limit";
+  const std::string context_source = dsig.context > 0 && context == dsig.context
+                                         ? "the model's context (position embedding rows)"
+                                         : "the context limit";
   if (context > 0 && layout.prompt_len > context)
-    return absl::InvalidArgumentError(absl::StrCat("a prompt of ", layout.prompt_len, " tokens is longer than ",
-                                                   context_source, " of ", context));
+    return absl::InvalidArgumentError(
+        absl::StrCat("a prompt of ", layout.prompt_len, " tokens is longer than ", context_source, " of ", context));
   if (context > 0 && total - 1 > context)
     return absl::InvalidArgumentError(absl::StrCat("prompt (", layout.prompt_len, ") + max new tokens (",
                                                    options.max_new_tokens, ") - 1 = ", total - 1, " exceeds ",
@@ -241,7 +244,8 @@ absl::StatusOr<GenerationResult> Generator::Generate(const std::vector<std::vect
   };
 
   // Prefill: the prompt through the prefill graph, or through the decode graph with an empty cache.
-  ASSIGN_OR_RETURN(NamedTensors feeds, role_feeds(first, psig, layout.PromptIds(prompts, pad_id), 0, layout.prompt_len));
+  ASSIGN_OR_RETURN(NamedTensors feeds,
+                   role_feeds(first, psig, layout.PromptIds(prompts, pad_id), 0, layout.prompt_len));
   if (s.prefill == nullptr) {
     for (const CacheBinding& b : dsig.cache) {
       const TensorInfo* info = FindInfo(s.decode->inputs(), b.past);
@@ -305,8 +309,8 @@ absl::StatusOr<GenerationResult> Generator::Generate(const std::vector<std::vect
   }
   Tensor logits_buffer;
   if (options.inplace_cache) {
-    std::vector<int64_t> shape = logits_rank3 ? std::vector<int64_t>{layout.batch, 1, out_vocab}
-                                              : std::vector<int64_t>{layout.batch, out_vocab};
+    std::vector<int64_t> shape =
+        logits_rank3 ? std::vector<int64_t>{layout.batch, 1, out_vocab} : std::vector<int64_t>{layout.batch, out_vocab};
     ASSIGN_OR_RETURN(logits_buffer, Tensor::Create(ElementType::kFloat32, shape));
   }
 

@@ -17,10 +17,10 @@ absl::Status KvCache::CheckSize(const Spec& spec, int64_t capacity, int64_t max_
   ASSIGN_OR_RETURN(const int64_t elements, CheckedElementCount(full));
   const int64_t bytes = elements * static_cast<int64_t>(ElementSize(spec.type));
   if (bytes > max_bytes)
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "KV cache tensor ", QuoteName(spec.name), " needs ", ShapeToString(full), " ", ElementTypeName(spec.type),
-        " = ", (bytes + (1 << 20) - 1) >> 20, " MiB for ", capacity, " positions, above the limit of ",
-        max_bytes >> 20, " MiB (--max-tensor-mb)"));
+    return absl::ResourceExhaustedError(
+        absl::StrCat("KV cache tensor ", QuoteName(spec.name), " needs ", ShapeToString(full), " ",
+                     ElementTypeName(spec.type), " = ", (bytes + (1 << 20) - 1) >> 20, " MiB for ", capacity,
+                     " positions, above the limit of ", max_bytes >> 20, " MiB (--max-tensor-mb)"));
   return absl::OkStatus();
 }
 
@@ -47,15 +47,13 @@ std::vector<int64_t> KvCache::ShapeAt(size_t i, int64_t length) const {
 }
 
 absl::Status KvCache::Load(size_t i, const Tensor& present) {
-  const std::vector<int64_t> expected = ShapeAt(i, present.rank() > specs_[i].seq_axis
-                                                       ? present.shape()[specs_[i].seq_axis]
-                                                       : 0);
+  const std::vector<int64_t> expected =
+      ShapeAt(i, present.rank() > specs_[i].seq_axis ? present.shape()[specs_[i].seq_axis] : 0);
   if (present.type() != specs_[i].type || present.shape() != expected || expected[specs_[i].seq_axis] > capacity_)
-    return absl::InvalidArgumentError(absl::StrCat("present ", QuoteName(specs_[i].name), " is ",
-                                                   present.DebugString(), ", expected ", ElementTypeName(specs_[i].type),
+    return absl::InvalidArgumentError(absl::StrCat("present ", QuoteName(specs_[i].name), " is ", present.DebugString(),
+                                                   ", expected ", ElementTypeName(specs_[i].type),
                                                    ShapeToString(expected), " within ", capacity_, " positions"));
-  if (present.byte_size() > 0)
-    std::memcpy(buffers_[current_][i].raw_data(), present.raw_data(), present.byte_size());
+  if (present.byte_size() > 0) std::memcpy(buffers_[current_][i].raw_data(), present.raw_data(), present.byte_size());
   return absl::OkStatus();
 }
 

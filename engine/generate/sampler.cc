@@ -48,7 +48,9 @@ int64_t Sampler::Next(std::span<const float> logits) {
   // result cannot depend on the sort's stability).
   scratch_.clear();
   for (size_t i = 0; i < logits.size(); ++i) scratch_.emplace_back(logits[i], static_cast<int64_t>(i));
-  auto by_logit = [](const auto& a, const auto& b) { return a.first > b.first || (a.first == b.first && a.second < b.second); };
+  auto by_logit = [](const auto& a, const auto& b) {
+    return a.first > b.first || (a.first == b.first && a.second < b.second);
+  };
   size_t keep = scratch_.size();
   if (config_.top_k > 0 && static_cast<size_t>(config_.top_k) < keep) {
     keep = static_cast<size_t>(config_.top_k);

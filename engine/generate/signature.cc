@@ -46,8 +46,7 @@ NameParts ParseName(const std::string& name) {
     if (w == "value" || w == "values" || w == "v") parts.kind = "value";
     if (w.find("past") != std::string::npos || w.find("cache") != std::string::npos) parts.cache_like = true;
     if (w.find("present") != std::string::npos) parts.present_like = true;
-    if (parts.layer < 0 && std::all_of(w.begin(), w.end(), [](char c) { return std::isdigit(c); }) &&
-        w.size() < 6)
+    if (parts.layer < 0 && std::all_of(w.begin(), w.end(), [](char c) { return std::isdigit(c); }) && w.size() < 6)
       parts.layer = std::stoi(w);
   }
   return parts;
@@ -150,9 +149,9 @@ absl::StatusOr<std::vector<CacheBinding>> PairCache(const std::vector<const Tens
     for (const auto& [key, info] : past_keys) by_name &= present_keys.count(key) > 0;
   for (size_t i = 0; i < pasts.size(); ++i) {
     const TensorInfo* past = pasts[i];
-    const TensorInfo* present = by_name ? present_keys.at(std::make_pair(ParseName(past->name).layer,
-                                                                         ParseName(past->name).kind))
-                                        : presents[i];
+    const TensorInfo* present =
+        by_name ? present_keys.at(std::make_pair(ParseName(past->name).layer, ParseName(past->name).kind))
+                : presents[i];
     if (!ShapesPair(*past, *present))
       return absl::InvalidArgumentError(absl::StrCat("past input ", QuoteName(past->name), " and present output ",
                                                      QuoteName(present->name), " differ in type or shape"));
@@ -200,15 +199,17 @@ absl::StatusOr<DecoderSignature> FindSignature(const std::vector<TensorInfo>& in
     const bool is_output = from == "logits";
     if (role != nullptr) {
       if (Find(is_output ? outputs : inputs, to) == nullptr)
-        return absl::InvalidArgumentError(
-            absl::StrCat("--map ", from, "=", to, ": the model has no ", is_output ? "output " : "input ", QuoteName(to)));
+        return absl::InvalidArgumentError(absl::StrCat("--map ", from, "=", to, ": the model has no ",
+                                                       is_output ? "output " : "input ", QuoteName(to)));
       *role = to;
       continue;
     }
     if (Find(inputs, from) == nullptr)
-      return absl::InvalidArgumentError(absl::StrCat("--map ", from, "=", to, ": the model has no input ", QuoteName(from)));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--map ", from, "=", to, ": the model has no input ", QuoteName(from)));
     if (Find(outputs, to) == nullptr)
-      return absl::InvalidArgumentError(absl::StrCat("--map ", from, "=", to, ": the model has no output ", QuoteName(to)));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--map ", from, "=", to, ": the model has no output ", QuoteName(to)));
     cache_overrides.emplace_back(from, to);
   }
 
@@ -219,9 +220,8 @@ absl::StatusOr<DecoderSignature> FindSignature(const std::vector<TensorInfo>& in
     sig.attention_mask = FindRole(inputs, taken, [](const TensorInfo& i) { return Contains(i.name, "mask"); });
   if (!sig.attention_mask.empty()) taken.insert(sig.attention_mask);
   if (sig.position_ids.empty())
-    sig.position_ids = FindRole(inputs, taken, [](const TensorInfo& i) {
-      return IsInt(i.type) && Contains(i.name, "position");
-    });
+    sig.position_ids =
+        FindRole(inputs, taken, [](const TensorInfo& i) { return IsInt(i.type) && Contains(i.name, "position"); });
   if (!sig.position_ids.empty()) taken.insert(sig.position_ids);
   if (sig.input_ids.empty()) {
     sig.input_ids = FindRole(inputs, taken, [](const TensorInfo& i) {
@@ -229,13 +229,12 @@ absl::StatusOr<DecoderSignature> FindSignature(const std::vector<TensorInfo>& in
     });
     // A graph with one integer matrix input: that is the tokens, whatever its name.
     if (sig.input_ids.empty())
-      sig.input_ids = FindRole(inputs, taken, [](const TensorInfo& i) {
-        return IsInt(i.type) && (!i.has_shape || i.shape.size() == 2);
-      });
+      sig.input_ids = FindRole(
+          inputs, taken, [](const TensorInfo& i) { return IsInt(i.type) && (!i.has_shape || i.shape.size() == 2); });
   }
   if (sig.input_ids.empty())
-    return absl::InvalidArgumentError(absl::StrCat("not a decoder: no token ids input (int64/int32 input_ids); inputs: ",
-                                                   Names(inputs)));
+    return absl::InvalidArgumentError(
+        absl::StrCat("not a decoder: no token ids input (int64/int32 input_ids); inputs: ", Names(inputs)));
   taken.insert(sig.input_ids);
 
   // Cache pairs: the overrides, else past/cache-named float inputs with
@@ -277,9 +276,9 @@ absl::StatusOr<DecoderSignature> FindSignature(const std::vector<TensorInfo>& in
 
   if (require_past) {
     if (pasts.empty() || presents.empty())
-      return absl::InvalidArgumentError(absl::StrCat(
-          "not a decoder with a KV cache: no past/present key-value pairs (inputs: ", Names(inputs),
-          "; outputs: ", Names(outputs), "); pair them with --map PAST=PRESENT"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("not a decoder with a KV cache: no past/present key-value pairs (inputs: ", Names(inputs),
+                       "; outputs: ", Names(outputs), "); pair them with --map PAST=PRESENT"));
     ASSIGN_OR_RETURN(sig.cache, PairCache(pasts, presents, /*in_order=*/!cache_overrides.empty()));
   } else {
     if (!pasts.empty())
@@ -298,8 +297,7 @@ absl::StatusOr<DecoderSignature> FindSignature(const std::vector<TensorInfo>& in
 
 absl::StatusOr<DecoderSignature> FindDecoderSignature(const Session& session, const NameOverrides& overrides,
                                                       bool require_past) {
-  return FindSignature(session.inputs(), session.outputs(), &GetSessionImpl(session).graph(), overrides,
-                       require_past);
+  return FindSignature(session.inputs(), session.outputs(), &GetSessionImpl(session).graph(), overrides, require_past);
 }
 
 std::vector<std::string> DescribeDecoderSignature(const DecoderSignature& sig) {

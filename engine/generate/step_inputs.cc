@@ -32,7 +32,8 @@ absl::StatusOr<Tensor> MakeMatrix(ElementType type, int64_t rows, int64_t cols, 
 
 std::vector<int64_t> BatchLayout::PromptIds(const std::vector<std::vector<int64_t>>& prompts, int64_t pad_id) const {
   std::vector<int64_t> ids(batch * prompt_len, pad_id);
-  for (int64_t r = 0; r < batch; ++r) std::copy(prompts[r].begin(), prompts[r].end(), ids.begin() + r * prompt_len + pad[r]);
+  for (int64_t r = 0; r < batch; ++r)
+    std::copy(prompts[r].begin(), prompts[r].end(), ids.begin() + r * prompt_len + pad[r]);
   return ids;
 }
 

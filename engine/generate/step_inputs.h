@@ -17,8 +17,8 @@ absl::StatusOr<Tensor> MakeMatrix(ElementType type, int64_t rows, int64_t cols, 
 /// The padding of a batch: row r's prompt starts after pad[r] filler positions.
 struct BatchLayout {
   int64_t batch = 0;
-  int64_t prompt_len = 0;     // the longest prompt = padded length
-  std::vector<int64_t> pad;   // per row
+  int64_t prompt_len = 0;    // the longest prompt = padded length
+  std::vector<int64_t> pad;  // per row
 
   /// Token ids (B, prompt_len), filler `pad_id` on the left.
   std::vector<int64_t> PromptIds(const std::vector<std::vector<int64_t>>& prompts, int64_t pad_id) const;

@@ -63,12 +63,12 @@ ATTUNE_API absl::StatusOr<DecoderSignature> FindDecoderSignature(const Session& 
 /// How tokens are chosen and how long generation runs.
 struct GenerationOptions {
   int64_t max_new_tokens = 32;
-  int64_t eos_id = -1;         // stop a prompt at this id (-1: never)
-  bool greedy = true;          // argmax; otherwise sample with the fields below
+  int64_t eos_id = -1;  // stop a prompt at this id (-1: never)
+  bool greedy = true;   // argmax; otherwise sample with the fields below
   float temperature = 1.0f;
-  int64_t top_k = 0;           // 0 = the whole vocabulary
-  float top_p = 1.0f;          // nucleus mass kept (1 = all)
-  uint64_t seed = 0;           // sampling is reproducible for a seed (own PRNG, per prompt)
+  int64_t top_k = 0;   // 0 = the whole vocabulary
+  float top_p = 1.0f;  // nucleus mass kept (1 = all)
+  uint64_t seed = 0;   // sampling is reproducible for a seed (own PRNG, per prompt)
   /// true: the cache lives in buffers allocated once, passed to the model as
   /// zero-copy views and written by the model straight into their successor.
   /// false: every step's presents are returned in fresh memory and copied into
@@ -83,9 +83,9 @@ struct GenerationOptions {
 
 /// What a token callback sees after each step.
 struct TokenEvent {
-  int64_t step = 0;                // 0 for the token from the prompt's logits
-  std::vector<int64_t> tokens;     // one per prompt; -1 for a prompt that already ended
-  double ms = 0;                   // this step's model time
+  int64_t step = 0;             // 0 for the token from the prompt's logits
+  std::vector<int64_t> tokens;  // one per prompt; -1 for a prompt that already ended
+  double ms = 0;                // this step's model time
 };
 /// Called after every step; return false to stop early.
 using TokenCallback = std::function<bool(const TokenEvent&)>;
@@ -93,11 +93,11 @@ using TokenCallback = std::function<bool(const TokenEvent&)>;
 struct GenerationResult {
   std::vector<std::vector<int64_t>> generated_ids;  // per prompt, eos included when reached
   double prefill_ms = 0;
-  std::vector<double> step_ms;       // decode steps only (the first token comes from prefill)
+  std::vector<double> step_ms;  // decode steps only (the first token comes from prefill)
   double token_ms_median = 0;
   double token_ms_p90 = 0;
-  double tokens_per_s = 0;           // tokens produced by decode steps (all prompts) per second of them
-  std::vector<std::string> notes;    // e.g. positions shifted by padding when the model has no position_ids
+  double tokens_per_s = 0;         // tokens produced by decode steps (all prompts) per second of them
+  std::vector<std::string> notes;  // e.g. positions shifted by padding when the model has no position_ids
 };
 
 /// Generates from one decode session, or a prefill session plus a decode
@@ -106,8 +106,7 @@ struct GenerationResult {
 class ATTUNE_API Generator {
  public:
   /// One decode graph: the prompt runs through it with an empty cache.
-  static absl::StatusOr<std::unique_ptr<Generator>> Create(const Session& decode,
-                                                           const NameOverrides& overrides = {});
+  static absl::StatusOr<std::unique_ptr<Generator>> Create(const Session& decode, const NameOverrides& overrides = {});
   /// A prefill graph (no past inputs) for the prompt, then the decode graph.
   static absl::StatusOr<std::unique_ptr<Generator>> Create(const Session& prefill, const Session& decode,
                                                            const NameOverrides& overrides = {});
@@ -123,8 +122,7 @@ class ATTUNE_API Generator {
   /// prompts of different lengths on a model without attention_mask;
   /// ResourceExhausted when a cache buffer exceeds max_cache_bytes.
   absl::StatusOr<GenerationResult> Generate(const std::vector<std::vector<int64_t>>& prompts,
-                                            const GenerationOptions& options,
-                                            const TokenCallback& on_token = {}) const;
+                                            const GenerationOptions& options, const TokenCallback& on_token = {}) const;
 
  private:
   struct State;

@@ -24,10 +24,12 @@ std::string IdList(const std::vector<int64_t>& ids) {
 
 TEST(GenerateCliTest, JsonMatchesPyTorchGreedyIds) {
   for (const std::string name : {"gpt_kvcache", "hf_gpt2_pos_decode"}) {
-    const json ref = json::parse(ReadFile(attune::testing::SourceDir() + "/models/" + name + "/generate_reference.json"));
+    const json ref =
+        json::parse(ReadFile(attune::testing::SourceDir() + "/models/" + name + "/generate_reference.json"));
     for (const json& c : ref["cases"]) {
-      std::vector<std::string> args = {"generate", Model(name), "--max-new-tokens",
-                                       std::to_string(ref["max_new_tokens"].get<int>()), "--json", "--threads", "1"};
+      std::vector<std::string> args = {
+          "generate",  Model(name), "--max-new-tokens", std::to_string(ref["max_new_tokens"].get<int>()), "--json",
+          "--threads", "1"};
       for (const auto& p : c["prompts"]) {
         args.push_back("--prompt-ids");
         args.push_back(IdList(p.get<std::vector<int64_t>>()));
@@ -48,10 +50,12 @@ TEST(GenerateCliTest, JsonMatchesPyTorchGreedyIds) {
 }
 
 TEST(GenerateCliTest, PrefillAndDecodeModels) {
-  const CliResult r = RunCli({"generate", Model("hf_gpt2_pos_prefill"), "--decode-model", Model("hf_gpt2_pos_decode"),
-                              "--prompt-ids", "47,68,25", "--max-new-tokens", "20", "--json", "--threads", "1", "--warmup", "1"});
+  const CliResult r =
+      RunCli({"generate", Model("hf_gpt2_pos_prefill"), "--decode-model", Model("hf_gpt2_pos_decode"), "--prompt-ids",
+              "47,68,25", "--max-new-tokens", "20", "--json", "--threads", "1", "--warmup", "1"});
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
-  const json ref = json::parse(ReadFile(attune::testing::SourceDir() + "/models/hf_gpt2_pos_decode/generate_reference.json"));
+  const json ref =
+      json::parse(ReadFile(attune::testing::SourceDir() + "/models/hf_gpt2_pos_decode/generate_reference.json"));
   EXPECT_EQ(LastLineJson(r)["generated_ids"], ref["cases"][0]["generated_ids"]);
 }
 
@@ -69,18 +73,38 @@ TEST(GenerateCliTest, TextSummaryAndVocab) {
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
   // The stored greedy run starts 51 88 54 41 94: "SxVI~".
   EXPECT_NE(r.out.find("ids 1      51 88 54 41 94"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("text 1     Sx" "VI~"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("text 1     Sx"
+                       "VI~"),
+            std::string::npos)
+      << r.out;
   for (const char* key : {"prefill ", "per token  median", "p90", "tokens/s "})
     EXPECT_NE(r.out.find(key), std::string::npos) << key << "\n" << r.out;
   const CliResult j = RunCli({"generate", Model("gpt_kvcache"), "--prompt-ids", "47,68,25", "--max-new-tokens", "5",
                               "--vocab", vocab_path, "--json", "--threads", "1"});
-  EXPECT_EQ(LastLineJson(j)["text"][0], "Sx" "VI~") << Describe(j);
+  EXPECT_EQ(LastLineJson(j)["text"][0],
+            "Sx"
+            "VI~")
+      << Describe(j);
 }
 
 TEST(GenerateCliTest, SamplingIsReproducible) {
-  const std::vector<std::string> args = {"generate", Model("gpt_kvcache"), "--prompt-ids", "1,2,3", "--temperature",
-                                         "1.3", "--top-k", "20", "--top-p", "0.9", "--seed", "77", "--json",
-                                         "--threads", "1", "--max-new-tokens", "16"};
+  const std::vector<std::string> args = {"generate",
+                                         Model("gpt_kvcache"),
+                                         "--prompt-ids",
+                                         "1,2,3",
+                                         "--temperature",
+                                         "1.3",
+                                         "--top-k",
+                                         "20",
+                                         "--top-p",
+                                         "0.9",
+                                         "--seed",
+                                         "77",
+                                         "--json",
+                                         "--threads",
+                                         "1",
+                                         "--max-new-tokens",
+                                         "16"};
   const CliResult a = RunCli(args), b = RunCli(args);
   ASSERT_EQ(a.exit_code, 0) << Describe(a);
   EXPECT_EQ(LastLineJson(a)["generated_ids"], LastLineJson(b)["generated_ids"]);

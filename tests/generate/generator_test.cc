@@ -3,13 +3,14 @@
 // greedy generation from the same weights (generate_reference.json, written by
 // models/gen/generate_reference.py); batched prompts equal each prompt alone;
 // sampling is reproducible for a seed; the refusals.
+#include "attune/generator.h"
+
 #include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <string>
 #include <vector>
 
-#include "attune/generator.h"
 #include "attune/session.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -62,8 +63,9 @@ std::vector<int64_t> PlainGreedy(const Session& session, const std::vector<int64
   for (int64_t step = 0; step < max_new; ++step) {
     const int64_t t = static_cast<int64_t>(ids.size());
     NamedTensors feeds = {{"input_ids", *Tensor::FromVector<int64_t>({1, t}, ids)}};
-    if (has_mask) feeds.emplace_back("attention_mask", *Tensor::FromVector<int64_t>({1, length + t},
-                                                                                   std::vector<int64_t>(length + t, 1)));
+    if (has_mask)
+      feeds.emplace_back("attention_mask",
+                         *Tensor::FromVector<int64_t>({1, length + t}, std::vector<int64_t>(length + t, 1)));
     if (has_positions) {
       std::vector<int64_t> pos(t);
       for (int64_t i = 0; i < t; ++i) pos[i] = length + i;
@@ -90,8 +92,8 @@ std::vector<int64_t> PlainGreedy(const Session& session, const std::vector<int64
 }
 
 struct ModelParam {
-  std::string name;        // the decode model (and where the reference is)
-  std::string prefill;     // "" when the decode graph also takes the prompt
+  std::string name;     // the decode model (and where the reference is)
+  std::string prefill;  // "" when the decode graph also takes the prompt
 };
 
 class GeneratorModelTest : public ::testing::TestWithParam<ModelParam> {};
@@ -273,7 +275,8 @@ TEST(GeneratorTest, AnInputItCannotFeedIsRefusedAtCreate) {
   // A decoder with an extra flag input (as merged exports have): named, not guessed at.
   onnx::ModelProto m = testing::MinimalModel();
   testing::AddInput(m, "input_ids", onnx::TensorProto::INT64, {std::string("b"), std::string("s")});
-  testing::AddInput(m, "past_key_0", onnx::TensorProto::FLOAT, {std::string("b"), int64_t{2}, std::string("p"), int64_t{4}});
+  testing::AddInput(m, "past_key_0", onnx::TensorProto::FLOAT,
+                    {std::string("b"), int64_t{2}, std::string("p"), int64_t{4}});
   testing::AddInput(m, "use_cache_branch", onnx::TensorProto::BOOL, {int64_t{1}});
   auto* cast = testing::AddNode(m, "Cast", {"input_ids"}, {"logits"});
   auto* to = cast->add_attribute();

@@ -47,9 +47,9 @@ TEST(SamplerTest, TopKAndTopPLimitTheCandidates) {
   Sampler all({false, 1.0f, 0, 1.0f}, 5);
   std::map<int64_t, int> counts;
   for (int i = 0; i < 4000; ++i) ++counts[all.Next(logits)];
-  EXPECT_GT(counts[4], 150);   // p(4) about 0.064
+  EXPECT_GT(counts[4], 150);  // p(4) about 0.064
   EXPECT_LT(counts[4], 380);
-  EXPECT_LT(counts[3], 10);    // p(3) about 4e-4
+  EXPECT_LT(counts[3], 10);  // p(3) about 4e-4
 }
 
 TEST(SamplerTest, SameSeedSameDraws) {

@@ -34,10 +34,13 @@ std::vector<std::pair<std::string, std::string>> Pairs(const DecoderSignature& s
 
 TEST(SignatureTest, HuggingFaceNamesPairByLayerAndKind) {
   // Outputs deliberately in another order than the inputs.
-  std::vector<TensorInfo> in = {Ids(), Info("attention_mask", ElementType::kInt64, {"batch", "total"}),
+  std::vector<TensorInfo> in = {Ids(),
+                                Info("attention_mask", ElementType::kInt64, {"batch", "total"}),
                                 Info("position_ids", ElementType::kInt64, {"batch", "seq"}),
-                                Kv("past_key_values.0.key", "past"), Kv("past_key_values.0.value", "past"),
-                                Kv("past_key_values.1.key", "past"), Kv("past_key_values.1.value", "past")};
+                                Kv("past_key_values.0.key", "past"),
+                                Kv("past_key_values.0.value", "past"),
+                                Kv("past_key_values.1.key", "past"),
+                                Kv("past_key_values.1.value", "past")};
   std::vector<TensorInfo> out = {Logits(), Kv("present.1.value", "total"), Kv("present.1.key", "total"),
                                  Kv("present.0.value", "total"), Kv("present.0.key", "total")};
   auto s = FindSignature(in, out, nullptr, {}, true);
@@ -106,8 +109,9 @@ TEST(SignatureTest, OverridesWin) {
   std::vector<TensorInfo> in = {Ids("a"), Ids("b"), Kv("past_key_0", "p"), Kv("past_value_0", "p")};
   std::vector<TensorInfo> out = {Logits(), Kv("present_key_0", "t"), Kv("present_value_0", "t")};
   // Swapped on purpose: the override is taken as given.
-  auto s = FindSignature(in, out, nullptr,
-                         {{"input_ids", "b"}, {"past_key_0", "present_value_0"}, {"past_value_0", "present_key_0"}}, true);
+  auto s =
+      FindSignature(in, out, nullptr,
+                    {{"input_ids", "b"}, {"past_key_0", "present_value_0"}, {"past_value_0", "present_key_0"}}, true);
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_EQ(s->input_ids, "b");
   EXPECT_EQ(s->cache[0].present, "present_value_0");
