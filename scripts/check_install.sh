@@ -51,7 +51,7 @@ for h in $headers; do
 done
 
 echo "== examples as separate CMake projects"
-for ex in hello server; do
+for ex in hello server generate; do
   cmake -S "$root/examples/$ex" -B "$work/$ex" -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" \
     > "$work/$ex.configure.log" 2>&1 || { cat "$work/$ex.configure.log"; fail "configuring examples/$ex"; }
   cmake --build "$work/$ex" -j "$(nproc)" > "$work/$ex.build.log" 2>&1 || { cat "$work/$ex.build.log"; fail "building examples/$ex"; }
@@ -65,6 +65,11 @@ echo "== hello"
 out=$("$work/hello/hello" "$root/models/mha_causal/model.onnx")
 echo "$out"
 [ "$out" = "y: float32[2, 2, 64]" ] || fail "unexpected hello output"
+
+echo "== generate"
+out=$("$work/generate/generate" "$root/models/gpt_kvcache/model.onnx" 47 68 25)
+echo "$out" | grep '^tokens:'
+echo "$out" | grep -q '^tokens: 51 88 54 41 94 3 43 62 47 14 40 77 86 83 59 89$' || fail "unexpected generate output"
 
 if [ "$python_module" = 1 ]; then
   echo "== the Python module from the prefix alone"

@@ -6,5 +6,6 @@ namespace attune::cli {
 int RunCommand(int argc, char** argv);      // attune run
 int InspectCommand(int argc, char** argv);  // attune inspect
 int BenchCommand(int argc, char** argv);    // attune bench
+int GenerateCommand(int argc, char** argv); // attune generate
 
 }  // namespace attune::cli

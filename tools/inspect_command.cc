@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
+#include "attune/generator.h"
 #include "core/common/escape.h"
 #include "core/common/status_macros.h"
 #include "engine/session_access.h"
@@ -67,6 +68,21 @@ absl::Status Inspect(const Args& args) {
   ASSIGN_OR_RETURN(std::unique_ptr<Session> session, Session::Create(model_path, options));
   const SessionImpl& impl = GetSessionImpl(*session);
   nlohmann::json report = ReportToJson(model_path, impl);
+  // A decoder's convention (its cache pairs), as attune generate would use it.
+  std::vector<std::string> convention;
+  auto decoder = FindDecoderSignature(*session, {}, true);
+  if (!decoder.ok()) decoder = FindDecoderSignature(*session, {}, false);
+  if (decoder.ok()) {
+    convention = DescribeDecoderSignature(*decoder);
+    nlohmann::json cache = nlohmann::json::array();
+    for (const CacheBinding& b : decoder->cache)
+      cache.push_back({{"past", b.past}, {"present", b.present}, {"layer", b.layer}, {"kind", b.kind},
+                       {"seq_axis", b.seq_axis}});
+    report["decoder"] = {{"input_ids", decoder->input_ids},       {"attention_mask", decoder->attention_mask},
+                         {"position_ids", decoder->position_ids}, {"logits", decoder->logits},
+                         {"vocab_size", decoder->vocab_size},     {"context", decoder->context},
+                         {"cache", cache}};
+  }
   if (auto saved = args.Value("save-optimized")) {
     if (saved->empty()) return absl::InvalidArgumentError("--save-optimized needs a file name");
     AttentionExportSummary summary;
@@ -81,7 +97,12 @@ absl::Status Inspect(const Args& args) {
     dot.title = model_path;
     return WriteText(output, RenderDot(impl.graph(), impl.report(), dot));
   }
-  return WriteText(output, RenderTextReport(report, output.empty() && isatty(STDOUT_FILENO)));
+  std::string text = RenderTextReport(report, output.empty() && isatty(STDOUT_FILENO));
+  if (!convention.empty()) {
+    absl::StrAppend(&text, "\ndecoder convention (attune generate)\n");
+    for (const std::string& line : convention) absl::StrAppend(&text, "  ", EscapeControl(line), "\n");
+  }
+  return WriteText(output, text);
 }
 
 }  // namespace

@@ -12,6 +12,7 @@ constexpr char kUsage[] =
     "usage: attune run MODEL.onnx [--input NAME=FILE]... [--output-dir DIR] [options]\n"
     "       attune inspect MODEL.onnx [--format text|json|dot] [--output FILE] [--save-optimized OUT.onnx] [options]\n"
     "       attune bench MODEL.onnx [--input NAME=FILE]... [--shape NAME=AxB]... [--dim SYMBOL=N]... [options]\n"
+    "       attune generate MODEL.onnx [--decode-model DECODE.onnx] --prompt-ids ID,ID,... [options]\n"
     "\n"
     "Run 'attune COMMAND --help' for a command's options.\n";
 
@@ -30,6 +31,7 @@ int main(int argc, char** argv) {
   if (command == "run") return attune::cli::RunCommand(argc, argv);
   if (command == "inspect") return attune::cli::InspectCommand(argc, argv);
   if (command == "bench") return attune::cli::BenchCommand(argc, argv);
+  if (command == "generate") return attune::cli::GenerateCommand(argc, argv);
   std::fprintf(stderr, "%serror: unknown command '%s'\n", kUsage, command.c_str());
   return 2;
 }

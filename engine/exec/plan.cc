@@ -21,9 +21,14 @@ std::string NodeLabel(const std::string& name, const std::string& op_type) {
 // Per slot, the caller's buffer for the graph output it holds, or nullptr. Only
 // slots a step computes qualify (inputs and constants are already filled), the
 // first buffer wins when outputs repeat a value, and a buffer must be aligned
-// for its element type. Empty when no buffer qualifies.
+// for its element type. A graph output that is an Identity of a value a kernel
+// computes (exporters name outputs that way, and fused ops write their results
+// under a new name) passes its buffer on to that value, so that the kernel
+// writes it there and the Identity's alias is the buffer. Empty when no buffer
+// qualifies.
 std::vector<const Tensor*> AssignOutputBuffers(const std::vector<Tensor>* buffers, const std::vector<int>& output_slots,
-                                               const std::vector<Tensor>& slots) {
+                                               const std::vector<Tensor>& slots,
+                                               const absl::flat_hash_map<int, int>& identity_source) {
   std::vector<const Tensor*> by_slot;
   if (buffers == nullptr) return by_slot;
   for (size_t i = 0; i < output_slots.size(); ++i) {
@@ -33,7 +38,13 @@ std::vector<const Tensor*> AssignOutputBuffers(const std::vector<Tensor>* buffer
     const size_t element_size = ElementSize(buffer.type());
     if (element_size == 0 || reinterpret_cast<uintptr_t>(buffer.raw_data()) % element_size != 0) continue;
     if (by_slot.empty()) by_slot.resize(slots.size(), nullptr);
-    if (by_slot[sl] == nullptr) by_slot[sl] = &buffer;
+    if (by_slot[sl] != nullptr) continue;
+    by_slot[sl] = &buffer;
+    for (auto it = identity_source.find(sl); it != identity_source.end(); it = identity_source.find(it->second)) {
+      const int source = it->second;
+      if (by_slot[source] != nullptr || !slots[source].empty()) break;
+      by_slot[source] = &buffer;
+    }
   }
   return by_slot;
 }
@@ -141,6 +152,17 @@ absl::StatusOr<std::unique_ptr<Plan>> Plan::Compile(const Graph& graph, const Ke
     }
   }
   for (const auto& [sl, step] : last_reader) plan->steps_[step].release_after.push_back(sl);
+  // Graph outputs that are Identity(v) of a value v some step computes and no
+  // graph output is itself: v may be computed in the output's buffer.
+  for (const Value* out : graph.outputs()) {
+    const Node* identity = out->producer();
+    if (identity == nullptr || identity->op_type() != "Identity" || identity->domain() != "") continue;
+    const Value* source = identity->input(0);
+    if (source == nullptr || source->producer() == nullptr || source->is_graph_output() || source->is_constant() ||
+        source->is_graph_input())
+      continue;
+    plan->identity_source_.emplace(slot_of.at(out), slot_of.at(source));
+  }
   return plan;
 }
 
@@ -191,7 +213,8 @@ absl::StatusOr<std::vector<Tensor>> Plan::Run(std::vector<Tensor> inputs, const 
   std::vector<Tensor> slots(num_slots_);
   for (const auto& [sl, t] : constants_) slots[sl] = t;
   for (size_t i = 0; i < inputs.size(); ++i) slots[input_slots_[i]] = std::move(inputs[i]);
-  const std::vector<const Tensor*> slot_buffers = AssignOutputBuffers(output_buffers, output_slots_, slots);
+  const std::vector<const Tensor*> slot_buffers =
+      AssignOutputBuffers(output_buffers, output_slots_, slots, identity_source_);
   std::vector<Tensor> step_buffers;
 
   const auto run_start = std::chrono::steady_clock::now();

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "attune/tensor.h"
 #include "core/ir/graph.h"
@@ -75,6 +76,7 @@ class Plan {
   std::vector<std::pair<int, Tensor>> constants_;
   std::vector<int> input_slots_;
   std::vector<int> output_slots_;
+  absl::flat_hash_map<int, int> identity_source_;  // graph output slot -> the computed slot it is an Identity of
   std::vector<ValueInfo> inputs_;
   std::vector<ValueInfo> outputs_;
 };

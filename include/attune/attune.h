@@ -3,5 +3,6 @@
 
 #include "attune/element_type.h"
 #include "attune/fusion_report.h"
+#include "attune/generator.h"
 #include "attune/session.h"
 #include "attune/tensor.h"

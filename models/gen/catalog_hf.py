@@ -58,6 +58,15 @@ def build():
     return hf_gpt2.GPT2LMHeadModel(VOCAB, D_MODEL, HEADS, LAYERS, CTX)
 
 
+def build_with_positions():
+    return hf_gpt2.GPT2WithPositionIds(VOCAB, D_MODEL, HEADS, LAYERS, CTX)
+
+
+def positions(mask):
+    """Hugging Face's position ids for a left-padded batch: cumsum(mask) - 1, 0 on padding."""
+    return np.maximum(np.cumsum(mask, axis=1) - 1, 0).astype(np.int64)
+
+
 def padding_mask(total):
     mask = np.ones((2, total), dtype=np.int64)
     mask[1, :PAD] = 0
@@ -89,12 +98,34 @@ def llama_inputs(module, rng):
             "attention_mask": padding_mask(LLAMA_T)}
 
 
+def pos_prefill_inputs(module, rng):
+    feeds = prefill_inputs(module, rng)
+    feeds["position_ids"] = positions(feeds["attention_mask"])
+    return feeds
+
+
+def pos_decode_inputs(module, rng):
+    """As decode_inputs, with position ids continuing each row's count of real tokens."""
+    prefix = rng.randint(0, VOCAB, size=(2, PAST)).astype(np.int64)
+    mask = padding_mask(PAST)
+    with torch.no_grad():
+        out = module(torch.from_numpy(prefix), torch.from_numpy(mask), torch.from_numpy(positions(mask)))
+    full = padding_mask(PAST + NEW)
+    feeds = {"input_ids": rng.randint(0, VOCAB, size=(2, NEW)).astype(np.int64),
+             "attention_mask": full, "position_ids": positions(full)[:, PAST:]}
+    for name, t in zip(KV_IN, out[1:]):
+        feeds[name] = t.numpy().copy()
+    return feeds
+
+
 AXES = {"input_ids": {0: "batch", 1: "seq"}, "logits": {0: "batch", 1: "seq"}}
 PREFILL_AXES = dict(AXES, attention_mask={0: "batch", 1: "seq"})
 PREFILL_AXES.update({n: {0: "batch", 2: "seq"} for n in KV_OUT})
 DECODE_AXES = dict(AXES, attention_mask={0: "batch", 1: "total_seq"})
 DECODE_AXES.update({n: {0: "batch", 2: "past_seq"} for n in KV_IN})
 DECODE_AXES.update({n: {0: "batch", 2: "total_seq"} for n in KV_OUT})
+POS_PREFILL_AXES = dict(PREFILL_AXES, position_ids={0: "batch", 1: "seq"})
+POS_DECODE_AXES = dict(DECODE_AXES, position_ids={0: "batch", 1: "seq"})
 BLOCKS = [block("causal+padding", HEADS, HEAD_DIM) for _ in range(LAYERS)]
 
 SPECS = [
@@ -125,4 +156,26 @@ SPECS = [
               input_names=["x", "attention_mask"], output_names=["y"],
               dynamic_axes={"x": SEQ, "attention_mask": SEQ, "y": SEQ},
               attention_blocks=[block("causal+padding", HEADS, HEAD_DIM)], expected_fusions=1, seed=43),
+
+
+    # A matched pair (one seed, the same weights) with a position_ids input, for generation:
+    # attune generate hf_gpt2_pos_prefill/model.onnx --decode-model hf_gpt2_pos_decode/model.onnx
+    ModelSpec(name="hf_gpt2_pos_prefill",
+              description=f"{SHAPE}. Prefill with position ids: input_ids, attention_mask and "
+              "position_ids (B, T) in, logits and present.N.key/value out; the same weights as "
+              f"hf_gpt2_pos_decode. Sample: T {PROMPT}, batch row 1 left-padded by {PAD}, positions "
+              "cumsum(mask) - 1.",
+              build=build_with_positions, make_inputs=pos_prefill_inputs,
+              input_names=["input_ids", "attention_mask", "position_ids"],
+              output_names=["logits"] + KV_OUT, dynamic_axes=POS_PREFILL_AXES, attention_blocks=BLOCKS,
+              expected_fusions=2, seed=44, save_model=tie_lm_head),
+    ModelSpec(name="hf_gpt2_pos_decode",
+              description=f"{SHAPE}. Decode with position ids: input_ids and position_ids (B, T), "
+              "attention_mask (B, past+T) and past_key_values.N.key/value (B, H, past, D) in, logits "
+              "and present.N.key/value (B, H, past+T, D) out; the same weights as hf_gpt2_pos_prefill. "
+              f"Sample: past {PAST}, T {NEW}, batch row 1 left-padded by {PAD}.",
+              build=build_with_positions, make_inputs=pos_decode_inputs,
+              input_names=["input_ids", "attention_mask", "position_ids"] + KV_IN,
+              output_names=["logits"] + KV_OUT, dynamic_axes=POS_DECODE_AXES, attention_blocks=BLOCKS,
+              expected_fusions=2, seed=44, extra={"past_length": PAST}, save_model=tie_lm_head),
 ]

@@ -149,3 +149,26 @@ class GPT2LMHeadModel(nn.Module):
             presents.extend(present)
         logits = self.lm_head(self.ln_f(hidden_states))
         return (logits, *presents)
+
+
+class GPT2WithPositionIds(GPT2LMHeadModel):
+    """forward(input_ids, attention_mask, position_ids, *past): position ids given by the caller,
+    as the Hugging Face exporters (optimum) write GPT-2, so that left-padded rows of a batch get
+    the positions they would have alone (cumsum(attention_mask) - 1). The body is
+    GPT2LMHeadModel.forward's with the arange replaced (kept apart so that the models exported
+    from that class stay byte-identical)."""
+
+    def forward(self, input_ids, attention_mask, position_ids, *past):
+        past_key_values = [None] * self.layers if not past else [
+            (past[2 * i], past[2 * i + 1]) for i in range(self.layers)]
+        batch_size = input_ids.size(0)
+        hidden_states = self.drop(self.wte(input_ids) + self.wpe(position_ids))
+        mask = attention_mask.view(batch_size, -1)[:, None, None, :]
+        mask = mask.to(dtype=hidden_states.dtype)
+        mask = (1.0 - mask) * torch.finfo(hidden_states.dtype).min
+        presents = []
+        for block, layer_past in zip(self.h, past_key_values):
+            hidden_states, present = block(hidden_states, layer_past, mask)
+            presents.extend(present)
+        logits = self.lm_head(self.ln_f(hidden_states))
+        return (logits, *presents)

@@ -26,7 +26,8 @@ namespace {
 // Models whose Reshape targets shape analysis cannot resolve yet, with the form that causes it.
 const std::map<std::string, std::string>& KnownShapeGaps() {
   static const auto* gaps = new std::map<std::string, std::string>{
-      {"hf_gpt2_decode", "Conv1D's [B·T, N] rows viewed back as [B, T, N] lose their symbols past the KV-cache Concat"}};
+      {"hf_gpt2_decode", "Conv1D's [B·T, N] rows viewed back as [B, T, N] lose their symbols past the KV-cache Concat"},
+      {"hf_gpt2_pos_decode", "the same Conv1D form as hf_gpt2_decode (the same module, position ids given)"}};
   return *gaps;
 }
 

@@ -1,0 +1,217 @@
+// attune generate: text generation from a decoder export, the KV cache kept in place.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <optional>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "attune/generator.h"
+#include "core/common/escape.h"
+#include "core/common/status_macros.h"
+#include "engine/generate/detokenizer.h"
+#include "nlohmann/json.hpp"
+#include "tools/command_common.h"
+#include "tools/commands.h"
+
+namespace attune::cli {
+namespace {
+
+constexpr char kUsage[] =
+    "usage: attune generate MODEL.onnx --prompt-ids ID,ID,... [--prompt-ids ...] [options]\n"
+    "\n"
+    "Generates tokens from a decoder exported with its KV cache (past/present key and value per layer).\n"
+    "MODEL.onnx is the decode graph (past inputs, present outputs); with --decode-model it is the\n"
+    "prefill graph (no past inputs) and DECODE.onnx the decode graph. One decode graph with a dynamic\n"
+    "past length is enough: the prompt then runs through it with an empty cache. Several --prompt-ids\n"
+    "run as one batch, left-padded with an attention_mask. Prompts are token ids: encoding text into\n"
+    "ids is not supported (--vocab only decodes ids to text).\n"
+    "\n"
+    "  --decode-model FILE      the decode graph when MODEL.onnx is a separate prefill graph\n"
+    "  --prompt-ids IDS         comma-separated token ids of one prompt (repeatable: a batch)\n"
+    "  --max-new-tokens N       tokens to generate per prompt (default 32)\n"
+    "  --eos-id ID              stop a prompt when it produces ID (also the padding id)\n"
+    "  --greedy                 argmax decoding (the default when no sampling option is given)\n"
+    "  --temperature T          sample at temperature T (default 1 when sampling)\n"
+    "  --top-k K                sample from the K most likely tokens\n"
+    "  --top-p P                sample from the smallest set of tokens with probability >= P\n"
+    "  --seed S                 sampling seed (default 0); the same seed gives the same tokens\n"
+    "  --vocab FILE             tokenizer.json or vocab.json: print the text of the ids (byte-level BPE\n"
+    "                           and SentencePiece decoders)\n"
+    "  --map FROM=TO            override the convention found: PAST_INPUT=PRESENT_OUTPUT, or\n"
+    "                           input_ids|attention_mask|position_ids|logits=NAME (repeatable)\n"
+    "  --max-context N          longest sequence allowed when the model's context is not discoverable\n"
+    "  --no-inplace-cache       copy each step's presents into the next past (for comparison)\n"
+    "  --warmup N               untimed short generations first (default 0): the first run of a model\n"
+    "                           pays one-time set-up costs that would show in the prefill time\n"
+    "  --json                   print one JSON object (generated_ids, timings) on the last line\n"
+    "  --show-convention        print the inputs and outputs found for each role before generating\n"
+    "\n"
+    "The summary gives the prompt (prefill) time, the decode steps' median and p90 time, and decode\n"
+    "tokens/s (tokens of all prompts produced by decode steps per second; the first token comes from\n"
+    "the prefill). On a terminal a single prompt's tokens are printed as they come.\n";
+
+absl::StatusOr<std::vector<int64_t>> ParseIds(const std::string& text) {
+  std::vector<int64_t> ids;
+  for (absl::string_view part : absl::StrSplit(text, ',', absl::SkipWhitespace())) {
+    int64_t id;
+    if (!absl::SimpleAtoi(part, &id))
+      return absl::InvalidArgumentError(
+          absl::StrCat("--prompt-ids: ", QuoteName(std::string(part)), " is not a token id (expected ID,ID,...)"));
+    ids.push_back(id);
+  }
+  if (ids.empty()) return absl::InvalidArgumentError("--prompt-ids needs at least one id");
+  return ids;
+}
+
+absl::StatusOr<NameOverrides> ParseMap(const Args& args) {
+  NameOverrides overrides;
+  for (const std::string& spec : args.Values("map")) {
+    const size_t eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
+      return absl::InvalidArgumentError(absl::StrCat("--map expects FROM=TO, got ", QuoteName(spec)));
+    overrides.emplace_back(spec.substr(0, eq), spec.substr(eq + 1));
+  }
+  return overrides;
+}
+
+absl::StatusOr<GenerationOptions> GenerationOptionsFromArgs(const Args& args, int64_t max_bytes) {
+  GenerationOptions o;
+  ASSIGN_OR_RETURN(o.max_new_tokens, args.Int("max-new-tokens", 32));
+  if (o.max_new_tokens < 1 || o.max_new_tokens > (int64_t{1} << 20))
+    return absl::InvalidArgumentError("--max-new-tokens must be between 1 and 1048576");
+  ASSIGN_OR_RETURN(o.eos_id, args.Int("eos-id", -1));
+  const bool sampling = args.Has("temperature") || args.Has("top-k") || args.Has("top-p");
+  if (sampling && args.Has("greedy"))
+    return absl::InvalidArgumentError("--greedy cannot be combined with --temperature, --top-k or --top-p");
+  o.greedy = !sampling;
+  ASSIGN_OR_RETURN(const double temperature, args.Double("temperature", 1.0));
+  if (!(temperature > 0)) return absl::InvalidArgumentError("--temperature must be positive");
+  o.temperature = static_cast<float>(temperature);
+  ASSIGN_OR_RETURN(o.top_k, args.Int("top-k", 0));
+  ASSIGN_OR_RETURN(const double top_p, args.Double("top-p", 1.0));
+  if (!(top_p > 0) || top_p > 1) return absl::InvalidArgumentError("--top-p must be in (0, 1]");
+  o.top_p = static_cast<float>(top_p);
+  if (auto seed = args.Value("seed")) {
+    uint64_t s;
+    if (!absl::SimpleAtoi(*seed, &s))
+      return absl::InvalidArgumentError(absl::StrCat("--seed needs an unsigned integer, got '", *seed, "'"));
+    o.seed = s;
+  }
+  ASSIGN_OR_RETURN(o.max_context, args.Int("max-context", 0));
+  o.inplace_cache = !args.Has("no-inplace-cache");
+  o.max_cache_bytes = max_bytes;
+  return o;
+}
+
+absl::Status Generate(const Args& args) {
+  if (args.positionals().size() != 1) return absl::InvalidArgumentError("generate needs exactly one MODEL.onnx");
+  ASSIGN_OR_RETURN(SessionOptions session_options, SessionOptionsFromArgs(args));
+  ASSIGN_OR_RETURN(GenerationOptions options, GenerationOptionsFromArgs(args, session_options.max_tensor_bytes));
+  ASSIGN_OR_RETURN(NameOverrides overrides, ParseMap(args));
+  std::vector<std::vector<int64_t>> prompts;
+  for (const std::string& text : args.Values("prompt-ids")) {
+    ASSIGN_OR_RETURN(std::vector<int64_t> ids, ParseIds(text));
+    prompts.push_back(std::move(ids));
+  }
+  if (prompts.empty()) return absl::InvalidArgumentError("give at least one --prompt-ids ID,ID,...");
+  std::optional<Detokenizer> vocab;
+  if (auto path = args.Value("vocab")) {
+    ASSIGN_OR_RETURN(Detokenizer d, Detokenizer::Load(*path));
+    vocab = std::move(d);
+  }
+  const bool json = args.Has("json");
+
+  const std::string model_path = args.positionals()[0];
+  ASSIGN_OR_RETURN(std::unique_ptr<Session> first, Session::Create(model_path, session_options));
+  std::unique_ptr<Session> decode;
+  std::unique_ptr<Generator> generator;
+  if (auto decode_path = args.Value("decode-model")) {
+    ASSIGN_OR_RETURN(decode, Session::Create(*decode_path, session_options));
+    ASSIGN_OR_RETURN(generator, Generator::Create(*first, *decode, overrides));
+  } else {
+    auto g = Generator::Create(*first, overrides);
+    if (!g.ok() && FindDecoderSignature(*first, overrides, false).ok())
+      return absl::InvalidArgumentError(absl::StrCat(
+          model_path,
+          " is a prefill graph (present outputs, no past inputs): give the decode graph with --decode-model"));
+    if (!g.ok()) return g.status();
+    generator = *std::move(g);
+  }
+  if (args.Has("show-convention") && !json)
+    for (const std::string& line : DescribeDecoderSignature(generator->decode_signature()))
+      std::printf("%s\n", line.c_str());
+
+  // Streaming: one prompt, to a terminal, not JSON.
+  const bool stream = !json && prompts.size() == 1 && isatty(STDOUT_FILENO);
+  TokenCallback on_token;
+  if (stream) {
+    on_token = [&](const TokenEvent& e) {
+      if (e.tokens[0] >= 0) {
+        const std::string piece = vocab ? vocab->TokenBytes(e.tokens[0]) : absl::StrCat(e.tokens[0], " ");
+        std::fwrite(piece.data(), 1, piece.size(), stdout);
+        std::fflush(stdout);
+      }
+      return true;
+    };
+  }
+  // Untimed runs first: the first run of a session pays one-time costs (kernel
+  // set-up, thread start) that a long-lived embedder pays once.
+  ASSIGN_OR_RETURN(const int64_t warmup, args.Int("warmup", 0));
+  for (int64_t i = 0; i < warmup; ++i) {
+    GenerationOptions short_run = options;
+    short_run.max_new_tokens = std::min<int64_t>(options.max_new_tokens, 2);
+    RETURN_IF_ERROR(generator->Generate(prompts, short_run).status());
+  }
+  ASSIGN_OR_RETURN(GenerationResult result, generator->Generate(prompts, options, on_token));
+  if (stream) std::printf("\n");
+  for (const std::string& note : result.notes) std::fprintf(stderr, "note: %s\n", note.c_str());
+
+  if (json) {
+    nlohmann::json out = {{"generated_ids", result.generated_ids},
+                          {"prefill_ms", result.prefill_ms},
+                          {"token_ms_median", result.token_ms_median},
+                          {"token_ms_p90", result.token_ms_p90},
+                          {"tokens_per_s", result.tokens_per_s},
+                          {"decode_steps", result.step_ms.size()},
+                          {"batch", prompts.size()},
+                          {"cache", options.inplace_cache ? "inplace" : "copy"}};
+    if (vocab) {
+      std::vector<std::string> texts;
+      for (const auto& ids : result.generated_ids) texts.push_back(vocab->Decode(ids));
+      // Bytes that are not valid UTF-8 (a character cut by max-new-tokens) become U+FFFD.
+      out["text"] = texts;
+    }
+    std::printf("%s\n", out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+    return absl::OkStatus();
+  }
+  for (size_t r = 0; r < result.generated_ids.size(); ++r) {
+    const auto& ids = result.generated_ids[r];
+    if (!stream || vocab) std::printf("ids %zu      %s\n", r + 1, absl::StrJoin(ids, " ").c_str());
+    if (vocab && !stream) std::printf("text %zu     %s\n", r + 1, EscapeControl(vocab->Decode(ids)).c_str());
+  }
+  std::printf("prefill    %.2f ms (%zu x %zu tokens)\n", result.prefill_ms, prompts.size(),
+              static_cast<size_t>(std::max_element(prompts.begin(), prompts.end(), [](const auto& a, const auto& b) {
+                                    return a.size() < b.size();
+                                  })->size()));
+  std::printf("per token  median %.3f ms, p90 %.3f ms (%zu decode steps, %s cache)\n", result.token_ms_median,
+              result.token_ms_p90, result.step_ms.size(), options.inplace_cache ? "in-place" : "copied");
+  std::printf("tokens/s   %.1f\n", result.tokens_per_s);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+int GenerateCommand(int argc, char** argv) {
+  FlagSpec spec{{"decode-model", "prompt-ids", "max-new-tokens", "eos-id", "temperature", "top-k", "top-p", "seed",
+                 "vocab", "map", "max-context", "warmup"},
+                {"greedy", "json", "no-inplace-cache", "show-convention"}};
+  AddSessionFlags(spec);
+  return RunSubcommand(argc, argv, kUsage, spec, Generate);
+}
+
+}  // namespace attune::cli
