@@ -12,6 +12,7 @@
 #include "core/common/status_macros.h"
 #include "engine/passes/attention/attention_patterns.h"
 #include "engine/passes/attention/attention_rule.h"
+#include "engine/passes/attention/mask_chain_proof.h"
 #include "engine/passes/passes.h"
 #include "engine/pattern/pattern.h"
 #include "engine/rewrite/rewrite_plan.h"
@@ -98,7 +99,7 @@ class AttentionFusionPass final : public Pass {
     size_t best_progress = 0;
     for (size_t i = 0; i < patterns_.size() && !rewrite; ++i) {
       auto accept = [&](const pattern::Match& m) -> std::optional<std::string> {
-        auto result = attention::CheckAttention(graph, m, variants_[i], probe);
+        auto result = attention::CheckAttention(graph, m, variants_[i], probe, &memo_);
         if (auto* why = std::get_if<std::string>(&result)) return *why;
         rewrite = std::get<AttentionRewrite>(std::move(result));
         return std::nullopt;
@@ -166,6 +167,7 @@ class AttentionFusionPass final : public Pass {
   // used so far and the candidates verify mode has turned down.
   int rewrites_ = 0;
   std::set<std::string> verify_undone_;
+  attention::MaskChainMemo memo_;
 };
 
 }  // namespace

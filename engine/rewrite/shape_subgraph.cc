@@ -1,10 +1,13 @@
 #include "engine/rewrite/shape_subgraph.h"
 
 #include <algorithm>
+#include <cctype>
+#include <variant>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "core/common/status_macros.h"
 #include "engine/pattern/constants.h"
 
@@ -112,6 +115,107 @@ absl::StatusOr<ShapeSubgraph> ShapeSubgraph::Cut(const Graph& graph, const Value
   g->AddOutput(mapped(root));
   cut.graph_ = std::move(g);
   return cut;
+}
+
+namespace {
+
+uint64_t HashBytes(const void* data, size_t n) {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a
+  const auto* p = static_cast<const unsigned char*>(data);
+  for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 1099511628211ull;
+  return h;
+}
+
+std::string TensorText(const Tensor& t) {
+  return absl::StrCat(ElementTypeName(t.type()), ShapeToString(t.shape()), "#",
+                      t.type() == ElementType::kString ? 0 : HashBytes(t.raw_data(), t.byte_size()));
+}
+
+std::string AttributeText(const AttributeValue& v) {
+  struct Visitor {
+    std::string operator()(int64_t x) const { return absl::StrCat("i", x); }
+    std::string operator()(float x) const { return absl::StrCat("f", HashBytes(&x, sizeof(x))); }
+    std::string operator()(const std::string& x) const { return absl::StrCat("s", x.size(), ":", x); }
+    std::string operator()(const Tensor& x) const { return TensorText(x); }
+    std::string operator()(const std::vector<int64_t>& x) const { return absl::StrCat("I", absl::StrJoin(x, ",")); }
+    std::string operator()(const std::vector<float>& x) const {
+      return absl::StrCat("F", HashBytes(x.data(), x.size() * sizeof(float)));
+    }
+    std::string operator()(const std::vector<std::string>& x) const {
+      std::string out = "S";
+      for (const std::string& e : x) absl::StrAppend(&out, e.size(), ":", e);
+      return out;
+    }
+  };
+  return std::visit(Visitor{}, v);
+}
+
+std::string RenamedShape(const std::optional<SymbolicShape>& shape, std::vector<std::string>& symbols) {
+  if (!shape.has_value()) return "?";
+  std::string out = "[";
+  for (const Dim& d : *shape) {
+    if (d.is_known()) {
+      absl::StrAppend(&out, d.value(), ",");
+    } else if (d.is_symbol()) {
+      // The expression with each identifier replaced by its index of appearance.
+      const std::string text = d.ToString();
+      std::string renamed;
+      for (size_t i = 0; i < text.size();) {
+        const auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+        if (!word(text[i])) {
+          renamed += text[i++];
+          continue;
+        }
+        size_t j = i;
+        while (j < text.size() && (word(text[j]) || text[j] == '/' || text[j] == '.')) ++j;
+        const std::string id = text.substr(i, j - i);
+        auto it = std::find(symbols.begin(), symbols.end(), id);
+        absl::StrAppend(&renamed, "$", it - symbols.begin());
+        if (it == symbols.end()) symbols.push_back(id);
+        i = j;
+      }
+      absl::StrAppend(&out, renamed, ",");
+    } else {
+      absl::StrAppend(&out, "?,");
+    }
+  }
+  return out + "]";
+}
+
+}  // namespace
+
+std::string ShapeSubgraph::Fingerprint(std::vector<std::string>& symbols) const {
+  absl::flat_hash_map<const Value*, std::string> refs;
+  std::string out;
+  for (size_t i = 0; i < graph_->inputs().size(); ++i) {
+    const Value* in = graph_->inputs()[i];
+    refs[in] = absl::StrCat("in", i);
+    const bool value_source = i < value_sources_.size();
+    const Value* original = value_source ? value_sources_[i] : sources_[i - value_sources_.size()];
+    absl::StrAppend(&out, value_source ? "V" : "S", ElementTypeName(original->type()),
+                    RenamedShape(original->shape(), symbols), ";");
+  }
+  int k = 0;
+  for (const Node* n : graph_->nodes()) {
+    absl::StrAppend(&out, n->domain(), ".", n->op_type(), "(");
+    for (const Value* in : n->inputs()) {
+      if (in == nullptr) {
+        out += "_,";
+        continue;
+      }
+      auto it = refs.find(in);
+      if (it == refs.end() && in->is_constant()) it = refs.emplace(in, TensorText(*in->constant())).first;
+      absl::StrAppend(&out, it != refs.end() ? it->second : "?", ",");
+    }
+    out += "){";
+    for (const auto& [name, value] : n->attributes().all()) absl::StrAppend(&out, name, "=", AttributeText(value), ";");
+    out += "}";
+    for (size_t o = 0; o < n->outputs().size(); ++o)
+      if (n->output(o) != nullptr) refs[n->output(o)] = absl::StrCat("n", k, ".", o);
+    ++k;
+  }
+  absl::StrAppend(&out, "->", refs.count(graph_->outputs()[0]) ? refs[graph_->outputs()[0]] : "?");
+  return out;
 }
 
 absl::StatusOr<Tensor> ShapeSubgraph::Evaluate(const DimBinding& binding, const SubgraphEvaluator& evaluator,

@@ -43,6 +43,13 @@ class ShapeSubgraph {
   /// Largest dim of any constant a Slice in the cut reads as its data (0 if none):
   /// the length of a mask buffer.
   int64_t sliced_buffer_length() const { return sliced_buffer_length_; }
+  /// A text that two cuts share exactly when they compute the same thing:
+  /// the ops, attributes and wiring in order, every constant's type, shape
+  /// and bytes, and the sources' shapes with their symbols renamed in order
+  /// of appearance (`symbols` lists the original names by that order; the
+  /// caller appends its own symbols to the list to rename them too). The
+  /// layers of a decoder give one text, so a proof of one serves them all.
+  std::string Fingerprint(std::vector<std::string>& symbols) const;
   /// Nodes of the original graph inside the cut.
   const std::vector<const Node*>& nodes() const { return nodes_; }
 

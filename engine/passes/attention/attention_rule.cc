@@ -173,7 +173,7 @@ MaskDecision FromChain(const ProvenMaskChain& proof) {
 // Proves the mask steps between the matched scores and the softmax as one
 // chain that may read a padding input.
 absl::StatusOr<ProvenMaskChain> ProveChain(const Graph& graph, const pattern::Match& m, const Node& scores, int rank,
-                                           const HeadOperand& k, const PassContext& ctx) {
+                                           const HeadOperand& k, const PassContext& ctx, MaskChainMemo* memo) {
   MaskChainRequest request;
   request.scores = m.value(c::kMaskChainIn);
   request.masked = m.node(c::kMaskNode)->output(0);
@@ -182,17 +182,17 @@ absl::StatusOr<ProvenMaskChain> ProveChain(const Graph& graph, const pattern::Ma
   request.dims.q_len = DimOf(s, -2);
   request.dims.kv_len = DimOf(s, -1);
   if (k.past != nullptr) request.dims.past_len = DimOf(k.past, 2);
-  return ProveMaskChain(graph, request, *ctx.evaluator, ctx.exec_options);
+  return ProveMaskChain(graph, request, *ctx.evaluator, ctx.exec_options, memo);
 }
 
 std::variant<MaskDecision, Reason> DecideMask(const Graph& graph, const pattern::Match& m, const AttentionVariant& v,
                                               const HeadOperand& k, const Node& scores, int rank,
-                                              const PassContext& ctx, RewritePlan& plan) {
+                                              const PassContext& ctx, RewritePlan& plan, MaskChainMemo* memo) {
   MaskDecision d;
   if (v.mask == MaskForm::kNone) return d;
   if (v.mask == MaskForm::kChain2 || v.mask == MaskForm::kChain3) {
     if (ctx.evaluator == nullptr) return Reason("no subgraph evaluator to evaluate the mask with");
-    auto chain = ProveChain(graph, m, scores, rank, k, ctx);
+    auto chain = ProveChain(graph, m, scores, rank, k, ctx, memo);
     if (!chain.ok()) return Reason(std::string(chain.status().message()));
     return FromChain(*chain);
   }
@@ -237,7 +237,7 @@ std::variant<MaskDecision, Reason> DecideMask(const Graph& graph, const pattern:
     // with the scores, unless the scale comes after it (the fills would be scaled).
     if (!v.mask_before_scale && ShapeSubgraph::Cut(graph, request.mask).status().message().find("input values") !=
                                     std::string_view::npos) {
-      auto chain = ProveChain(graph, m, scores, rank, k, ctx);
+      auto chain = ProveChain(graph, m, scores, rank, k, ctx, memo);
       if (chain.ok()) return FromChain(*chain);
       why = std::string(chain.status().message());
     }
@@ -288,7 +288,7 @@ std::variant<MaskDecision, Reason> DecideMask(const Graph& graph, const pattern:
 
 std::variant<AttentionRewrite, std::string> CheckAttention(const Graph& graph, const pattern::Match& m,
                                                            const AttentionVariant& variant,
-                                                           const PassContext& context) {
+                                                           const PassContext& context, MaskChainMemo* memo) {
   const Node* softmax = m.node(c::kSoftmax);
   const Node* scores = m.node(c::kScores);
   const Node* pv = m.node(c::kOutputMatMul);
@@ -345,7 +345,7 @@ std::variant<AttentionRewrite, std::string> CheckAttention(const Graph& graph, c
   }
 
   AttentionRewrite rw;
-  auto mask_or = DecideMask(graph, m, variant, ops.k, *scores, rank, context, rw.plan);
+  auto mask_or = DecideMask(graph, m, variant, ops.k, *scores, rank, context, rw.plan, memo);
   if (auto* why = std::get_if<Reason>(&mask_or)) return *why;
   const MaskDecision& mask = std::get<MaskDecision>(mask_or);
 

@@ -33,9 +33,13 @@ struct AttentionRewrite {
   ElementType output_type = ElementType::kUndefined;
 };
 
+class MaskChainMemo;
+
 /// The rewrite for a match of `variant`, or the reason it must not be fused.
+/// `memo` (may be null) keeps the mask proofs across candidates and rounds.
 std::variant<AttentionRewrite, std::string> CheckAttention(const Graph& graph, const pattern::Match& match,
                                                            const AttentionVariant& variant,
-                                                           const PassContext& context);
+                                                           const PassContext& context,
+                                                           MaskChainMemo* memo = nullptr);
 
 }  // namespace attune::attention

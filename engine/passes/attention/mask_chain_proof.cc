@@ -238,12 +238,58 @@ std::optional<std::string> CollectFills(const Reading& r, const Structural& st, 
   return std::nullopt;
 }
 
+absl::StatusOr<ProvenMaskChain> Prove(const MaskChainRequest& request, ShapeSubgraph* cut,
+                                      const SubgraphEvaluator& evaluator, const ExecOptions& options);
+
+std::string DimText(const Dim& d, std::vector<std::string>& symbols) {
+  if (!d.is_symbol()) return d.ToString();
+  std::string out;
+  for (const std::string& id : SymbolsOf(d)) {
+    auto it = std::find(symbols.begin(), symbols.end(), id);
+    absl::StrAppend(&out, it - symbols.begin(), "/");
+    if (it == symbols.end()) symbols.push_back(id);
+  }
+  return absl::StrCat(out, IsPlainSymbol(d) ? "" : "expr:", IsPlainSymbol(d) ? "" : d.ToString());
+}
+
 }  // namespace
 
+const absl::StatusOr<ProvenMaskChain>* MaskChainMemo::Find(const std::string& key) const {
+  auto it = entries_.find(key);
+  return it == entries_.end() ? nullptr : &it->second;
+}
+
+void MaskChainMemo::Add(const std::string& key, absl::StatusOr<ProvenMaskChain> result) {
+  entries_.emplace(key, std::move(result));
+}
+
 absl::StatusOr<ProvenMaskChain> ProveMaskChain(const Graph& graph, const MaskChainRequest& request,
-                                               const SubgraphEvaluator& evaluator, const ExecOptions& options) {
+                                               const SubgraphEvaluator& evaluator, const ExecOptions& options,
+                                               MaskChainMemo* memo) {
   auto cut = ShapeSubgraph::Cut(graph, request.masked, CutValues{{request.scores}, true});
   if (!cut.ok()) return NotCausal(absl::StrCat("mask ", cut.status().message()));
+  if (memo == nullptr) return Prove(request, &*cut, evaluator, options);
+  std::vector<std::string> symbols;
+  std::string key = cut->Fingerprint(symbols);
+  absl::StrAppend(&key, "|q", DimText(request.dims.q_len, symbols), "|kv", DimText(request.dims.kv_len, symbols),
+                  "|past", request.dims.past_len ? DimText(*request.dims.past_len, symbols) : "-", "|rank",
+                  request.rank, "|", ElementTypeName(request.scores->type()));
+  if (const absl::StatusOr<ProvenMaskChain>* known = memo->Find(key)) {
+    if (!known->ok()) return known->status();
+    ProvenMaskChain again = **known;
+    // The same input plays the padding's part in this cut.
+    if (again.key_padding != nullptr) again.key_padding = cut->value_sources().at(1);
+    return again;
+  }
+  absl::StatusOr<ProvenMaskChain> proven = Prove(request, &*cut, evaluator, options);
+  memo->Add(key, proven);
+  return proven;
+}
+
+namespace {
+
+absl::StatusOr<ProvenMaskChain> Prove(const MaskChainRequest& request, ShapeSubgraph* cut,
+                                      const SubgraphEvaluator& evaluator, const ExecOptions& options) {
   const std::vector<const Value*>& value_sources = cut->value_sources();
   const Value* padding = nullptr;
   if (value_sources.size() > 2) {
@@ -385,5 +431,7 @@ absl::StatusOr<ProvenMaskChain> ProveMaskChain(const Graph& graph, const MaskCha
   }
   return proven;
 }
+
+}  // namespace
 
 }  // namespace attune::attention

@@ -16,6 +16,8 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
+#include <string>
 
 #include "absl/status/statusor.h"
 #include "core/ir/graph.h"
@@ -49,8 +51,22 @@ struct ProvenMaskChain {
   int64_t longest_probe = 0;
 };
 
-/// ProvenMaskChain, or FailedPrecondition whose message is the first failing check.
+/// Proofs already made, by the fingerprint of the cut and the request: the
+/// layers of a decoder repeat one mask, so one proof serves them all.
+class MaskChainMemo {
+ public:
+  const absl::StatusOr<ProvenMaskChain>* Find(const std::string& key) const;
+  void Add(const std::string& key, absl::StatusOr<ProvenMaskChain> result);
+
+ private:
+  std::map<std::string, absl::StatusOr<ProvenMaskChain>> entries_;
+};
+
+/// ProvenMaskChain, or FailedPrecondition whose message is the first failing
+/// check. With a memo, a cut that computes what an earlier one computed
+/// (same fingerprint, same lengths) gets that proof again.
 absl::StatusOr<ProvenMaskChain> ProveMaskChain(const Graph& graph, const MaskChainRequest& request,
-                                               const SubgraphEvaluator& evaluator, const ExecOptions& options);
+                                               const SubgraphEvaluator& evaluator, const ExecOptions& options,
+                                               MaskChainMemo* memo = nullptr);
 
 }  // namespace attune::attention
