@@ -11,6 +11,7 @@
 #include "ops/attention/attention_shapes.h"
 #include "ops/attention/float_staging.h"
 #include "ops/attention/key_padding.h"
+#include "ops/attention/nonfinite.h"
 #include "ops/attention/kernels/attention_args.h"
 
 namespace attune::attention {
@@ -170,12 +171,14 @@ absl::Status AttentionKernel::Run(KernelContext& ctx) const {
   if (offsets.size() == 1) {
     args.causal_offset = offsets[0];
     RETURN_IF_ERROR(compute(args, qk_data));
+    PropagateNonFinite(args);
   } else {
     const int64_t qk_batch_stride = s.q_heads * s.q_len * s.total_kv_len;
     for (int64_t b = 0; b < s.batch; ++b) {
       AttentionArgs one = BatchSlice(args, b);
       one.causal_offset = offsets[b];
       RETURN_IF_ERROR(compute(one, qk_data != nullptr ? qk_data + b * qk_batch_stride : nullptr));
+      PropagateNonFinite(one);
     }
   }
 
