@@ -53,6 +53,7 @@ TEST(CanonEinsumToMatMul, RewritesAttentionLayouts) {
       {"bhqk,bkhd->bqhd", {2, 3, 5, 7}, {2, 7, 3, 4}},  // output transposed back
       {"ij,jk->ki", {3, 4}, {4, 5}},                     // no batch, output transposed
       {"bik,bjk->bji", {1, 3, 4}, {2, 5, 4}},            // batch broadcast 1 -> 2
+      {"bqd,bkd->qbk", {2, 5, 4}, {2, 7, 4}},            // the batch letter placed after a row
   };
   for (const EinsumCase& c : cases) {
     auto graph = EinsumGraph(c);
@@ -85,7 +86,7 @@ TEST(CanonEinsumToMatMul, LeavesOtherEquationsAlone) {
       {"bqde,bkde->bqk", {2, 5, 4, 3}, {2, 7, 4, 3}},  // two contracted letters
       {"bqd,kd->bqk", {2, 5, 4}, {7, 4}},            // b missing from one operand
       {"bhqd,hbkd->bhqk", {2, 3, 5, 4}, {3, 2, 7, 4}},  // batch letters in another order
-      {"bqd,bkd->qbk", {2, 5, 4}, {2, 7, 4}},        // batch letter moved in the output
+      {"bhqd,bhkd->hbqk", {2, 3, 5, 4}, {2, 3, 7, 4}},  // batch letters reordered in the output
       {"bqd,bkd->bqk", {2, 5, 1}, {2, 7, 4}},        // contracted dims 1 and 4 (Einsum broadcasts)
       {"bq,bk->bqk", {2, 5}, {2, 7}},                // outer product: nothing contracted
   };
