@@ -75,8 +75,13 @@ std::unique_ptr<PassManager> DefaultPipeline(bool fuse) {
   auto manager = std::make_unique<PassManager>();
   std::vector<std::unique_ptr<Pass>> simplify;
   simplify.push_back(MakeConstantFoldingPass());
+  // Before shape inference, so the MatMuls it writes get their shapes in the
+  // same round; it reads the ranks the previous round (or the model) gave.
+  simplify.push_back(MakeEinsumToMatMulPass());
   simplify.push_back(MakeShapeInferencePass());
   simplify.push_back(MakeShapeFoldingPass());
+  // After shape folding: its shape proofs read the folded ConstantOfShape shapes.
+  simplify.push_back(MakeAlgebraicSimplifyPass());
   simplify.push_back(MakeCommonSubexpressionPass());
   simplify.push_back(MakeDeadCodePass());
   manager->AddStage("simplify", std::move(simplify));

@@ -14,6 +14,10 @@ std::unique_ptr<Pass> MakeConstantFoldingPass();
 std::unique_ptr<Pass> MakeShapeInferencePass();
 /// Folds Shape→Gather→Unsqueeze→Concat chains into constants or symbolic shapes.
 std::unique_ptr<Pass> MakeShapeFoldingPass();
+/// A two-operand Einsum that is a batched matrix product -> Transpose + MatMul (+ Transpose).
+std::unique_ptr<Pass> MakeEinsumToMatMulPass();
+/// Removes provably neutral arithmetic (x*1, x/1, x+0, x-0) and scales ConstantOfShape fills.
+std::unique_ptr<Pass> MakeAlgebraicSimplifyPass();
 /// Merges nodes with the same op, attributes and inputs.
 std::unique_ptr<Pass> MakeCommonSubexpressionPass();
 /// Removes nodes whose outputs nobody needs.

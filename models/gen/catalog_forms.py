@@ -1,0 +1,50 @@
+"""Attention in the forms other model libraries write (forms.py): Einsum, baddbmm, multi-query."""
+import forms as F
+from spec import block, xy_spec
+
+D_MODEL, HEADS, CTX = 64, 4, 64
+HEAD_DIM = D_MODEL // HEADS
+MASK = ("GPT-NeoX causal mask: bool buffer bias = tril(ones(64, 64)) viewed (1, 1, 64, 64), "
+        "sliced [:, :, k-q:k, :k], torch.where(bias, scores, finfo.min)")
+
+# algebraic_simplify removes the baddbmm base, but the scores are then
+# Reshape((B*4, T, T) -> (B, 4, T, T)) of Mul(MatMul(q3, k3T), alpha) on 3-D (B*4, T, 16) operands, a
+# layout the attention patterns do not read: the block is a real causal attention left unfused.
+UNFUSED = ("Not fused yet: the scaled 3-D (B*4) scores reach the mask through a Reshape to 4-D, a "
+           "layout the attention patterns do not read.")
+PENDING = {"expected_causal_fusions": 0}
+
+
+def causal(**kw):
+    return [block("causal", HEADS, HEAD_DIM, **kw)]
+
+
+def form(cls, **kw):
+    return lambda: cls(D_MODEL, HEADS, CTX, **kw)
+
+
+SPECS = [
+    xy_spec("forms_einsum_bhqd",
+            "Causal attention, d_model 64, 4 heads of 16, written with torch.einsum on transposed "
+            "heads: scores einsum('bhqd,bhkd->bhqk', q, k) / 4, context einsum('bhqk,bhkd->bhqd', "
+            f"p, v). {MASK}.", form(F.EinsumAttention, heads_first=True), D_MODEL, 11, causal(), 1,
+            seed=51),
+    xy_spec("forms_einsum_bqhd",
+            "As forms_einsum_bhqd with the heads not transposed: einsum('bqhd,bkhd->bhqk', q, k) "
+            "and einsum('bhqk,bkhd->bqhd', p, v), then reshape to (B, T, 64).",
+            form(F.EinsumAttention, heads_first=False), D_MODEL, 13, causal(), 1, seed=52),
+    xy_spec("forms_baddbmm_neox",
+            "GPT-NeoX/Pythia _attn: q, k reshaped (B*4, T, 16), scores = torch.baddbmm(zeros(B*4, "
+            "T, T), q, k.transpose(1, 2), beta=1.0, alpha=1/sqrt(16)) viewed (B, 4, T, T), "
+            f"{MASK}, softmax, matmul with v (B, 4, T, 16). {UNFUSED}",
+            form(F.NeoXAttention), D_MODEL, 12, causal(), 0, seed=53, extra=PENDING),
+    xy_spec("forms_baddbmm_empty",
+            "As forms_baddbmm_neox with torch.baddbmm(torch.empty(B*4, T, T), q, kT, beta=0.0, "
+            f"alpha=1/sqrt(16)). {UNFUSED}", form(F.NeoXAttention, empty_beta0=True), D_MODEL, 10,
+            causal(), 0, seed=54, extra=PENDING),
+    xy_spec("forms_multi_query",
+            "Falcon-style multi-query attention: 4 query heads, one K/V head of 16 (k, v of shape "
+            "(B, 1, T, 16)) that MatMul broadcasts against q (B, 4, T, 16); scores q @ kT / 4, "
+            f"{MASK}.", form(F.MultiQueryAttention), D_MODEL, 11, causal(kv_num_heads=1), 1,
+            seed=55),
+]
