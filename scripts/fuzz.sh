@@ -11,14 +11,14 @@
 # timeout or out-of-memory input is saved in fuzz/crashes/<target>/, which the
 # CI replays (ctest -L fuzz) once it is fixed. At the end the inputs that add
 # coverage are merged into fuzz/corpus/<target>/, keeping only files of at most
-# ATTUNE_FUZZ_KEEP_BYTES (default 16384), so the committed corpus stays small.
+# ATTUNE_FUZZ_KEEP_BYTES (default 4096), so the committed corpus stays small.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 seconds=${1:-60}
 shift || true
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(model_import model_differential npy tensor_proto)
-keep_bytes=${ATTUNE_FUZZ_KEEP_BYTES:-16384}
+keep_bytes=${ATTUNE_FUZZ_KEEP_BYTES:-4096}
 dir="$root/build-fuzz"
 testdata=/usr/share/libonnx-testdata/data/node
 
@@ -51,7 +51,7 @@ seed() {
   esac
 }
 
-declare -A max_len=([model_import]=100000 [model_differential]=256 [npy]=8192 [tensor_proto]=8192)
+declare -A max_len=([model_import]=100000 [model_differential]=256 [npy]=4096 [tensor_proto]=4096)
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 for target in "${targets[@]}"; do
