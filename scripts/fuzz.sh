@@ -11,7 +11,10 @@
 # timeout or out-of-memory input is saved in fuzz/crashes/<target>/, which the
 # CI replays (ctest -L fuzz) once it is fixed. At the end the inputs that add
 # coverage are merged into fuzz/corpus/<target>/, keeping only files of at most
-# ATTUNE_FUZZ_KEEP_BYTES (default 4096), so the committed corpus stays small.
+# ATTUNE_FUZZ_KEEP_BYTES (default 4096), and for the slow targets at most a
+# number of files (their names are hashes, so the first by name are a random
+# sample), so the committed corpus stays small and its CI replay takes seconds;
+# the whole corpus stays in build-fuzz/corpus/.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 seconds=${1:-60}
@@ -51,6 +54,7 @@ seed() {
   esac
 }
 
+declare -A keep_files=([model_import]=400 [model_differential]=30 [npy]=1000 [tensor_proto]=1000)
 declare -A max_len=([model_import]=100000 [model_differential]=256 [npy]=4096 [tensor_proto]=4096)
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
@@ -77,6 +81,8 @@ for target in "${targets[@]}"; do
   "$exe" -merge=1 -max_len="${max_len[$target]}" "$merged" "$work" "$dir/seeds/$target" \
     > "$dir/logs/$target.merge.log" 2>&1 || true
   find "$merged" -type f -size +"$keep_bytes"c -delete
+  find "$merged" -type f -printf '%f\n' | sort | tail -n +"$((keep_files[$target] + 1))" | \
+    while read -r f; do rm -f "$merged/$f"; done
   rm -rf "$corpus"
   mv "$merged" "$corpus"
   echo "fuzz: $target corpus $(find "$corpus" -type f | wc -l) files, $(du -sh "$corpus" | cut -f1)," \
