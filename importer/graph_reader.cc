@@ -68,7 +68,7 @@ class GraphReader {
   }
 
   std::string DescribeNode(int i) const {
-    return absl::StrCat("node ", proto_.node(i).op_type(), " ", QuoteName(node_names_[i]));
+    return absl::StrCat("node ", EscapeControl(proto_.node(i).op_type()), " ", QuoteName(node_names_[i]));
   }
 
   absl::Status ClaimProducer(const std::string& name, const std::string& producer) {
@@ -183,7 +183,7 @@ class GraphReader {
     for (const auto& a : node.attribute()) {
       const auto type = AttributeTypeOf(a);
       if (type == onnx::AttributeProto::GRAPH || type == onnx::AttributeProto::GRAPHS)
-        return absl::UnimplementedError(absl::StrCat("subgraph op ", node.op_type(), " is not supported yet (node ",
+        return absl::UnimplementedError(absl::StrCat("subgraph op ", EscapeControl(node.op_type()), " is not supported yet (node ",
                                                      QuoteName(node_names_[i]), ")"));
     }
     Attributes attributes;
@@ -193,7 +193,7 @@ class GraphReader {
         return Invalid(absl::StrCat(DescribeNode(i), ": attribute ", QuoteName(a.name()), " is given twice"));
       if (!a.ref_attr_name().empty())
         return Invalid(absl::StrCat(DescribeNode(i), ": attribute ", QuoteName(a.name()),
-                                    " refers to function attribute '", a.ref_attr_name(), "' outside a function"));
+                                    " refers to function attribute ", QuoteName(a.ref_attr_name()), " outside a function"));
       ASSIGN_OR_RETURN(AttributeValue value, AttributeFromProto(a, node.op_type(), node_names_[i], source_));
       attributes.Set(a.name(), std::move(value));
     }

@@ -8,7 +8,7 @@
 #   engine/passes/               4  the passes (run subgraphs through PassContext's evaluator)
 #   engine/exec/                 5  the executor
 #   engine/ (session*)           6  the session behind the public API
-#   tools/  bench/               7  the CLI; benchmarks (peers)
+#   tools/  bench/  fuzz/        7  the CLI; benchmarks; fuzz targets (peers)
 #   tests/                       8  may include anything
 #
 # The public API, include/attune/ ("attune/..."), may be included by every
@@ -48,12 +48,13 @@ layer_of() {
     engine/*) echo "6 engine" ;;
     tools/*) echo "7 tools" ;;
     bench/*) echo "7 bench" ;;
+    fuzz/*) echo "7 fuzz" ;;
     tests/*) echo "8 tests" ;;
     examples/*) echo "-1 examples" ;;
   esac
 }
 
-folders=(core ops importer engine tools bench tests include examples)
+folders=(core ops importer engine tools bench fuzz tests include examples)
 present=()
 for f in "${folders[@]}"; do [ -d "$f" ] && present+=("$f"); done
 [ ${#present[@]} -gt 0 ] || { echo "check_layers: no source folders under $root" >&2; exit 2; }

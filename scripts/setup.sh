@@ -16,6 +16,7 @@ packages=(
   libonnx-testdata                          # ONNX 1.12 backend node tests, used when ../shared is absent
   python3-dev pybind11-dev                  # find_package(pybind11): the Python module, python/
   python3-numpy python3-pytest              # the module's arrays and its pytest suite, tests/python/
+  clang-14 libclang-rt-14-dev libomp-14-dev # for scripts/fuzz.sh: clang++-14, libFuzzer + sanitizer runtimes, OpenMP
 )
 missing=()
 for p in "${packages[@]}"; do

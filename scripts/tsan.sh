@@ -13,3 +13,7 @@ TSAN_OPTIONS="halt_on_error=1 ${TSAN_OPTIONS:-}" \
   "$root/build-tsan/tests/test_api" --gtest_filter="*ConcurrencyTest.*threads1"
 TSAN_OPTIONS="suppressions=$root/scripts/tsan.supp halt_on_error=1 ${TSAN_OPTIONS:-}" \
   "$root/build-tsan/tests/test_api" --gtest_filter="${1:-*ConcurrencyTest.*:ZeroCopy*}"
+# The pooled-intermediates test with the buffer pool kept on (it is off in sanitizer builds by
+# default): TSan then sees every buffer that passes from one run to another through the pool.
+ATTUNE_BUFFER_POOL=1 TSAN_OPTIONS="halt_on_error=1 ${TSAN_OPTIONS:-}" \
+  "$root/build-tsan/tests/test_api" --gtest_filter="PooledConcurrencyTest.*"

@@ -13,12 +13,31 @@ namespace {
 constexpr size_t kAlignment = 64;
 constexpr size_t kMinPooledBytes = size_t{64} << 10;
 
-// Sanitizers must see every allocation and free to find misuse.
+// AddressSanitizer must see every allocation and free to find misuse, so
+// sanitizer builds pool nothing by default. ATTUNE_BUFFER_POOL=1 turns pooling
+// on anyway (ThreadSanitizer then checks that a buffer passed between threads
+// through the pool is ordered by its mutex), =0 turns it off in any build.
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool kPoolingAllowed = false;
-#else
-constexpr bool kPoolingAllowed = true;
+#define ATTUNE_POOL_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)  // clang's spelling
+#define ATTUNE_POOL_SANITIZED 1
 #endif
+#endif
+#ifdef ATTUNE_POOL_SANITIZED
+constexpr bool kPoolingByDefault = false;
+#else
+constexpr bool kPoolingByDefault = true;
+#endif
+
+// Read once: a buffer acquired unpooled (rounded to 64 bytes) must never be
+// released into a size class, so the choice cannot change while buffers live.
+bool DecidePooling() {
+  bool pooled = kPoolingByDefault;
+  if (const char* env = std::getenv("ATTUNE_BUFFER_POOL"); env != nullptr && env[0] != '\0')
+    pooled = env[0] != '0';
+  return pooled;
+}
 
 // Four classes per power of two: at most 25% of a pooled buffer goes unused.
 size_t SizeClass(size_t bytes) {
@@ -30,7 +49,7 @@ size_t SizeClass(size_t bytes) {
 class BufferPool {
  public:
   void* Acquire(size_t bytes) {
-    if (!kPoolingAllowed || bytes < kMinPooledBytes) return Allocate(Rounded(bytes));
+    if (!pooling_ || bytes < kMinPooledBytes) return Allocate(Rounded(bytes));
     const size_t size = SizeClass(bytes);
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -49,7 +68,7 @@ class BufferPool {
 
   void Release(void* p, size_t bytes) {
     if (p == nullptr) return;
-    if (!kPoolingAllowed || bytes < kMinPooledBytes) return std::free(p);
+    if (!pooling_ || bytes < kMinPooledBytes) return std::free(p);
     const size_t size = SizeClass(bytes);
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -81,6 +100,8 @@ class BufferPool {
       for (void* p : buffers) std::free(p);
   }
 
+  bool pooling() const { return pooling_; }
+
   BufferPoolStats Stats() {
     std::lock_guard<std::mutex> lock(mu_);
     BufferPoolStats s = stats_;
@@ -94,6 +115,7 @@ class BufferPool {
   }
   static void* Allocate(size_t bytes) { return std::aligned_alloc(kAlignment, bytes); }
 
+  const bool pooling_ = DecidePooling();
   std::mutex mu_;
   absl::flat_hash_map<size_t, std::vector<void*>> free_;
   int64_t retained_ = 0;
@@ -114,6 +136,6 @@ void ReleaseBuffer(void* p, size_t bytes) { Pool().Release(p, bytes); }
 void SetBufferPoolLimit(int64_t bytes) { Pool().SetLimit(bytes); }
 void TrimBufferPool() { Pool().Trim(); }
 BufferPoolStats GetBufferPoolStats() { return Pool().Stats(); }
-bool BufferPoolingEnabled() { return kPoolingAllowed; }
+bool BufferPoolingEnabled() { return Pool().pooling(); }
 
 }  // namespace attune

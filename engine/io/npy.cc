@@ -19,10 +19,10 @@ constexpr char kMagic[] = "\x93NUMPY";
 
 absl::StatusOr<ElementType> TypeFromDescr(std::string_view descr) {
   // '<' little-endian, '|' not applicable, '=' native (little on x86).
-  if (descr.size() < 2) return absl::InvalidArgumentError(absl::StrCat("npy: bad dtype '", std::string(descr), "'"));
+  if (descr.size() < 2) return absl::InvalidArgumentError(absl::StrCat("npy: bad dtype ", QuoteName(descr)));
   const char order = descr[0];
   if (order == '>')
-    return absl::UnimplementedError(absl::StrCat("npy: big-endian dtype '", std::string(descr), "' is not supported"));
+    return absl::UnimplementedError(absl::StrCat("npy: big-endian dtype ", QuoteName(descr), " is not supported"));
   const std::string code(descr.substr(1));
   if (code == "f4") return ElementType::kFloat32;
   if (code == "f8") return ElementType::kFloat64;
@@ -36,7 +36,7 @@ absl::StatusOr<ElementType> TypeFromDescr(std::string_view descr) {
   if (code == "u2") return ElementType::kUint16;
   if (code == "u1") return ElementType::kUint8;
   if (code == "b1") return ElementType::kBool;
-  return absl::UnimplementedError(absl::StrCat("npy: dtype '", std::string(descr), "' is not supported"));
+  return absl::UnimplementedError(absl::StrCat("npy: dtype ", QuoteName(descr), " is not supported"));
 }
 
 const char* DescrFromType(ElementType type) {

@@ -9,6 +9,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "core/memory/pooled_buffer.h"
 #include "oneapi/dnnl/dnnl.hpp"
 #include "ops/common/omp_team_scope.h"
 
@@ -30,21 +31,14 @@ const dnnl::engine& CpuEngine() {
 }
 
 absl::Status FromDnnlError(const char* what, const dnnl::error& e) {
+  if (e.status == dnnl_out_of_memory)
+    return absl::ResourceExhaustedError(absl::StrCat("oneDNN ", what, ": out of memory"));
   return absl::InternalError(absl::StrCat("oneDNN ", what, " failed: ", e.what()));
 }
 
 // oneDNN's own parallel sections size their team when the primitive is
 // created, so a primitive is only reused at the team size it was made for.
 int CurrentTeamSize() { return omp_in_parallel() ? 1 : omp_get_max_threads(); }
-
-// Per-thread scratchpad: primitives use the user-managed scratchpad so that
-// concurrent executions never share library-owned scratch memory.
-void* ThreadScratch(size_t bytes) {
-  thread_local std::vector<char> buffer;
-  if (buffer.size() < bytes + 64) buffer.resize(bytes + 64);
-  auto address = reinterpret_cast<uintptr_t>(buffer.data());
-  return reinterpret_cast<void*>((address + 63) & ~uintptr_t{63});
-}
 
 dnnl::primitive_attr UserScratchpadAttr() {
   dnnl::primitive_attr attr;
@@ -59,8 +53,16 @@ struct Primitive {
 
 void Execute(const Primitive& p, std::unordered_map<int, memory>& args) {
   const dnnl::engine& engine = CpuEngine();
+  // Primitives use the user-managed scratchpad so that concurrent executions
+  // never share library-owned scratch memory. It comes from the process-wide
+  // pool for this call only (a grow-only buffer per thread kept its largest
+  // size until the thread exited, times every caller thread).
   const size_t scratch_bytes = p.scratchpad.get_size();
-  if (scratch_bytes > 0) args.emplace(DNNL_ARG_SCRATCHPAD, memory(p.scratchpad, engine, ThreadScratch(scratch_bytes)));
+  PooledBuffer scratch(scratch_bytes > 0 ? scratch_bytes : 1);
+  if (scratch_bytes > 0) {
+    if (scratch.data() == nullptr) throw dnnl::error(dnnl_out_of_memory, "matmul scratchpad");
+    args.emplace(DNNL_ARG_SCRATCHPAD, memory(p.scratchpad, engine, scratch.data()));
+  }
   dnnl::stream stream(engine);
   p.matmul.execute(stream, args);
   stream.wait();

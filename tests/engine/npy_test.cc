@@ -66,6 +66,17 @@ TEST(Npy, MalformedFilesAreErrors) {
   }
 }
 
+// Found by fuzz/npy_fuzz.cc: the dtype was quoted raw, so a newline in it broke the message.
+TEST(Npy, ControlCharactersInTheDtypeAreEscaped) {
+  const std::string good = GoodNpy();
+  for (const std::string& descr : {std::string("<\nx4"), std::string(">\r4"), std::string("\x01")}) {
+    auto parsed = ParseNpy(Replaced(good, "<f4", descr));
+    ASSERT_FALSE(parsed.ok()) << descr;
+    for (const char c : std::string(parsed.status().message()))
+      EXPECT_GE(static_cast<unsigned char>(c), 0x20) << parsed.status();
+  }
+}
+
 TEST(Npy, SizeLimitIsEnforced) {
   auto parsed = ParseNpy(GoodNpy(), /*max_bytes=*/16);
   ASSERT_FALSE(parsed.ok());

@@ -87,7 +87,7 @@ absl::Status ConstantOfShapeRule(ShapeContext& ctx) {
   if (dims) {
     out.shape = SymbolicShape(*dims);
   } else if (in_shape && in_shape->size() == 1 && (*in_shape)[0].is_known()) {
-    out.shape = SymbolicShape((*in_shape)[0].value(), Dim());
+    out.shape = UnknownDims((*in_shape)[0].value());
   }
   if (value && MayTrackData(out.type, out.shape)) {
     const ValueFacts f = FactsOfConstant(*value);

@@ -48,7 +48,7 @@ absl::Status ReshapeRule(ShapeContext& ctx) {
   if (!allow_zero.ok()) return allow_zero.status();
   auto target = ctx.InputData(1);
   if (!target) {
-    out.shape = SymbolicShape(out_rank, Dim());
+    out.shape = UnknownDims(out_rank);
     return absl::OkStatus();
   }
   if (static_cast<int64_t>(target->size()) != out_rank) return absl::OkStatus();
@@ -168,8 +168,9 @@ absl::Status ExpandRule(ShapeContext& ctx) {
   const auto& target_shape = ctx.input(1).shape;
   if (!in || !target_shape || target_shape->size() != 1 || !(*target_shape)[0].is_known()) return absl::OkStatus();
   auto target = ctx.InputData(1);
-  SymbolicShape target_dims = target ? SymbolicShape(*target) : SymbolicShape((*target_shape)[0].value(), Dim());
-  auto shape = BroadcastShapes({*in, target_dims}, ctx);
+  std::optional<SymbolicShape> target_dims = target ? SymbolicShape(*target) : UnknownDims((*target_shape)[0].value());
+  if (!target_dims) return absl::OkStatus();
+  auto shape = BroadcastShapes({*in, *target_dims}, ctx);
   if (!shape.ok()) return shape.status();
   out.shape = *shape;
   if (ctx.input(0).data && MayTrackData(out.type, out.shape))

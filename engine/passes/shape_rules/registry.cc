@@ -77,6 +77,11 @@ int64_t StaticElementCount(const std::optional<SymbolicShape>& shape) {
   return n;
 }
 
+std::optional<SymbolicShape> UnknownDims(int64_t length) {
+  if (length < 0 || length > kMaxDerivedRank) return std::nullopt;
+  return SymbolicShape(static_cast<size_t>(length), Dim());
+}
+
 bool MayTrackData(ElementType type, const std::optional<SymbolicShape>& shape) {
   if (type != ElementType::kInt64 && type != ElementType::kInt32 && type != ElementType::kBool) return false;
   const int64_t n = StaticElementCount(shape);

@@ -54,6 +54,16 @@ bool MayTrackData(ElementType type, const std::optional<SymbolicShape>& shape);
 std::optional<std::vector<Dim>> BroadcastData(const SymbolicShape& out_shape, const std::vector<const ValueFacts*>& inputs,
                                               const std::function<Dim(const std::vector<Dim>&)>& fn);
 
+/// Most dims a rule derives from a shape tensor's declared length (Expand's
+/// and ConstantOfShape's shape input): a model may declare that length as
+/// 2^40, and a vector of that many dims would exhaust memory during analysis
+/// (found by fuzz/model_import_fuzz.cc). Longer means "rank unknown"; the
+/// kernel checks the real shape at run time against the tensor limit.
+inline constexpr int64_t kMaxDerivedRank = 64;
+
+/// `length` unknown dims, or nullopt when `length` is negative or above kMaxDerivedRank.
+std::optional<SymbolicShape> UnknownDims(int64_t length);
+
 /// Element count of a static shape, or -1.
 int64_t StaticElementCount(const std::optional<SymbolicShape>& shape);
 

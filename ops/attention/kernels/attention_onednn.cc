@@ -6,15 +6,14 @@
 #include <cstring>
 #include <limits>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "dnnl.hpp"
 #include "ops/attention/kernels/attention_mask.h"
+#include "ops/common/lru_cache.h"
 #include "ops/attention/kernels/scratch_buffer.h"
 
 namespace attune::attention {
@@ -25,7 +24,7 @@ using Dims = memory::dims;
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 /// Largest scores buffer this path materialises (the flash path needs none).
 constexpr int64_t kMaxScoresBytes = int64_t{2} << 30;
-/// Primitive sets kept; the cache is dropped when it grows past this.
+/// Primitive sets kept (least recently used out).
 constexpr size_t kMaxCachedShapes = 64;
 
 dnnl::engine& Engine() {
@@ -142,24 +141,20 @@ std::shared_ptr<const Primitives> CreatePrimitives(const AttentionArgs& a, const
 /// Created once per shape and team size (some oneDNN implementations fix
 /// their thread count when created: a softmax built for 2 threads and run
 /// in a 1-thread call waited tens of ms for a sleeping second thread on
-/// this loaded machine). Creation happens under the lock so that two
-/// threads never build the same primitives twice.
+/// this loaded machine). The cache (ops/common/lru_cache.h) never makes a
+/// caller whose primitives exist wait, builds each shape once, and drops the
+/// least recently used shape when full (it used to take one mutex for every
+/// lookup and clear itself completely at kMaxCachedShapes).
 absl::StatusOr<std::shared_ptr<const Primitives>> GetPrimitives(const AttentionArgs& a, const MaskShape& m, int team) {
-  static std::mutex mu;
-  static auto* cache = new absl::flat_hash_map<std::string, std::shared_ptr<const Primitives>>();
-  const std::string key = CacheKey(a, m, team);
-  std::lock_guard<std::mutex> lock(mu);
-  auto it = cache->find(key);
-  if (it != cache->end()) return it->second;
-  try {
-    ScopedOmpThreads threads(team);
-    std::shared_ptr<const Primitives> p = CreatePrimitives(a, m);
-    if (cache->size() >= kMaxCachedShapes) cache->clear();
-    (*cache)[key] = p;
-    return p;
-  } catch (const dnnl::error& e) {
-    return absl::UnimplementedError(absl::StrCat("attention: oneDNN rejects this shape: ", e.what()));
-  }
+  static auto* cache = new LruCache<std::string, Primitives>(kMaxCachedShapes);
+  return cache->GetOrCreate(CacheKey(a, m, team), [&]() -> absl::StatusOr<std::shared_ptr<const Primitives>> {
+    try {
+      ScopedOmpThreads threads(team);
+      return CreatePrimitives(a, m);
+    } catch (const dnnl::error& e) {
+      return absl::UnimplementedError(absl::StrCat("attention: oneDNN rejects this shape: ", e.what()));
+    }
+  });
 }
 
 /// The additive mask, [G][B][Hkv or 1][Tq or 1][Tk]: the bias plus -inf
