@@ -35,7 +35,7 @@ constexpr const char* kModels[] = {
     "single_head",          "causal_single_head",       "mha_causal",           "mha_causal_op13",
     "mha_gqa",              "mha_additive_mask",        "mha_window8",          "mha_tril_runtime",
     "mha_shape_scale",      "mha_sqrt_scale_both",      "mha_scale_on_q",       "mha_k_pretransposed",
-    "mha_neg1e4_fill",      "negative/padding_mask_input", "negative/softmax_wrong_axis",
+    "mha_neg1e4_fill",      "mha_padding_input", "negative/softmax_wrong_axis",
 };
 
 std::vector<std::unique_ptr<Graph>>& BaseModels() {
