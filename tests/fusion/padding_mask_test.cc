@@ -26,21 +26,11 @@ using Mask = Spec::Mask;
 
 constexpr float kFinfoMin = -std::numeric_limits<float>::max();
 
-struct Optimised {
-  std::unique_ptr<Graph> graph;
-  FusionReport report;
-};
+using Optimised = OptimisedAttentionGraph;
 
 Optimised Optimise(const Spec& spec, bool fuse) {
-  Optimised r;
-  r.graph = BuildAttentionGraph(spec);
-  PassContext context;
-  context.registry = &DefaultKernelRegistry();
-  context.evaluator = &DefaultSubgraphEvaluator();
-  context.report = &r.report;
-  context.verify_fusion = fuse;
-  const absl::Status s = DefaultPipeline(fuse)->Run(*r.graph, context);
-  EXPECT_TRUE(s.ok()) << s;
+  Optimised r = OptimiseAttentionGraph(spec, fuse);
+  EXPECT_TRUE(r.status.ok()) << r.status;
   return r;
 }
 
