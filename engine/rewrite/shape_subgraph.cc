@@ -153,36 +153,34 @@ std::string AttributeText(const AttributeValue& v) {
 std::string RenamedShape(const std::optional<SymbolicShape>& shape, std::vector<std::string>& symbols) {
   if (!shape.has_value()) return "?";
   std::string out = "[";
-  for (const Dim& d : *shape) {
-    if (d.is_known()) {
-      absl::StrAppend(&out, d.value(), ",");
-    } else if (d.is_symbol()) {
-      // The expression with each identifier replaced by its index of appearance.
-      const std::string text = d.ToString();
-      std::string renamed;
-      for (size_t i = 0; i < text.size();) {
-        const auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
-        if (!word(text[i])) {
-          renamed += text[i++];
-          continue;
-        }
-        size_t j = i;
-        while (j < text.size() && (word(text[j]) || text[j] == '/' || text[j] == '.')) ++j;
-        const std::string id = text.substr(i, j - i);
-        auto it = std::find(symbols.begin(), symbols.end(), id);
-        absl::StrAppend(&renamed, "$", it - symbols.begin());
-        if (it == symbols.end()) symbols.push_back(id);
-        i = j;
-      }
-      absl::StrAppend(&out, renamed, ",");
-    } else {
-      absl::StrAppend(&out, "?,");
-    }
-  }
+  for (const Dim& d : *shape) absl::StrAppend(&out, RenamedDim(d, symbols), ",");
   return out + "]";
 }
 
 }  // namespace
+
+std::string RenamedDim(const Dim& d, std::vector<std::string>& symbols) {
+  if (d.is_known()) return absl::StrCat(d.value());
+  if (!d.is_symbol()) return "?";
+  // The expression with each identifier replaced by its index of appearance.
+  const std::string text = d.ToString();
+  const auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  std::string renamed;
+  for (size_t i = 0; i < text.size();) {
+    if (!word(text[i])) {
+      renamed += text[i++];
+      continue;
+    }
+    size_t j = i;
+    while (j < text.size() && (word(text[j]) || text[j] == '/' || text[j] == '.')) ++j;
+    const std::string id = text.substr(i, j - i);
+    auto it = std::find(symbols.begin(), symbols.end(), id);
+    absl::StrAppend(&renamed, "$", it - symbols.begin());
+    if (it == symbols.end()) symbols.push_back(id);
+    i = j;
+  }
+  return renamed;
+}
 
 std::string ShapeSubgraph::Fingerprint(std::vector<std::string>& symbols) const {
   absl::flat_hash_map<const Value*, std::string> refs;

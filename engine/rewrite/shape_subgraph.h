@@ -23,6 +23,11 @@ struct CutValues {
   bool graph_inputs = false;
 };
 
+/// A dim with each identifier replaced by its index in `symbols` (appended
+/// on first appearance): "past+seq" and "p+s" read alike when p, s come in
+/// the same order. ShapeSubgraph::Fingerprint spells shapes this way.
+std::string RenamedDim(const Dim& d, std::vector<std::string>& symbols);
+
 class ShapeSubgraph {
  public:
   /// Walks back from `root`: through any node, stopping at constants and at

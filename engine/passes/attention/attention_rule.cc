@@ -170,6 +170,12 @@ MaskDecision FromChain(const ProvenMaskChain& proof) {
   return d;
 }
 
+// Whether the mask reads a graph input's values (not only shapes): a padding mask.
+bool ReadsInputValues(const Graph& graph, const Value* mask) {
+  auto cut = ShapeSubgraph::Cut(graph, mask, CutValues{{}, true});
+  return cut.ok() && !cut->value_sources().empty();
+}
+
 // Proves the mask steps between the matched scores and the softmax as one
 // chain that may read a padding input.
 absl::StatusOr<ProvenMaskChain> ProveChain(const Graph& graph, const pattern::Match& m, const Node& scores, int rank,
@@ -235,8 +241,7 @@ std::variant<MaskDecision, Reason> DecideMask(const Graph& graph, const pattern:
     why = std::string(proof.status().message());
     // A mask that reads an input's values (a padding mask): proven as a chain
     // with the scores, unless the scale comes after it (the fills would be scaled).
-    if (!v.mask_before_scale && ShapeSubgraph::Cut(graph, request.mask).status().message().find("input values") !=
-                                    std::string_view::npos) {
+    if (!v.mask_before_scale && ReadsInputValues(graph, request.mask)) {
       auto chain = ProveChain(graph, m, scores, rank, k, ctx, memo);
       if (chain.ok()) return FromChain(*chain);
       why = std::string(chain.status().message());

@@ -241,17 +241,6 @@ std::optional<std::string> CollectFills(const Reading& r, const Structural& st, 
 absl::StatusOr<ProvenMaskChain> Prove(const MaskChainRequest& request, ShapeSubgraph* cut,
                                       const SubgraphEvaluator& evaluator, const ExecOptions& options);
 
-std::string DimText(const Dim& d, std::vector<std::string>& symbols) {
-  if (!d.is_symbol()) return d.ToString();
-  std::string out;
-  for (const std::string& id : SymbolsOf(d)) {
-    auto it = std::find(symbols.begin(), symbols.end(), id);
-    absl::StrAppend(&out, it - symbols.begin(), "/");
-    if (it == symbols.end()) symbols.push_back(id);
-  }
-  return absl::StrCat(out, IsPlainSymbol(d) ? "" : "expr:", IsPlainSymbol(d) ? "" : d.ToString());
-}
-
 }  // namespace
 
 const absl::StatusOr<ProvenMaskChain>* MaskChainMemo::Find(const std::string& key) const {
@@ -271,8 +260,13 @@ absl::StatusOr<ProvenMaskChain> ProveMaskChain(const Graph& graph, const MaskCha
   if (memo == nullptr) return Prove(request, &*cut, evaluator, options);
   std::vector<std::string> symbols;
   std::string key = cut->Fingerprint(symbols);
-  absl::StrAppend(&key, "|q", DimText(request.dims.q_len, symbols), "|kv", DimText(request.dims.kv_len, symbols),
-                  "|past", request.dims.past_len ? DimText(*request.dims.past_len, symbols) : "-", "|rank",
+  // The proof plans its probes by whether each length is known, one plain
+  // symbol, or an expression: that is part of the key next to the renamed text.
+  auto length = [&](const Dim& d) {
+    return absl::StrCat(d.is_known() ? "k" : IsPlainSymbol(d) ? "p" : "e", RenamedDim(d, symbols));
+  };
+  absl::StrAppend(&key, "|q", length(request.dims.q_len), "|kv", length(request.dims.kv_len),
+                  "|past", request.dims.past_len ? length(*request.dims.past_len) : "-", "|rank",
                   request.rank, "|", ElementTypeName(request.scores->type()));
   if (const absl::StatusOr<ProvenMaskChain>* known = memo->Find(key)) {
     if (!known->ok()) return known->status();
