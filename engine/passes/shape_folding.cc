@@ -37,17 +37,21 @@ std::optional<Tensor> KnownData(const ValueFacts& f) {
 // of shape `in`: symbolic entries equal to the input dim at the same position
 // become 0 (copy); at most one other entry (symbolic or unknown) becomes -1.
 // Equivalence holds for every run in which the original Reshape succeeds:
-// then the element counts match, so -1 resolves to exactly that entry (the
-// standard all shape reasoning here uses; only a run that fails with the
-// original target can behave differently).
+// then the element counts match, so -1 resolves to exactly that entry, unless
+// the input is empty and another entry is 0, where -1 cannot be inferred and
+// the constant target would refuse a run the original allows (a batch of 0
+// reshaped to [batch, 4, seq, 16]). So a -1 is only written beside entries
+// that are known and positive.
 std::optional<std::vector<int64_t>> CanonicalReshapeTarget(const std::vector<Dim>& target,
                                                            const std::optional<SymbolicShape>& in) {
   std::vector<int64_t> result;
   int infer_at = -1;
+  bool copies = false;
   for (size_t i = 0; i < target.size(); ++i) {
     const Dim& t = target[i];
     if (t.is_known()) {
       if (t.value() < -1) return std::nullopt;
+      if (t.value() == 0) copies = true;
       if (t.value() == -1) {
         if (infer_at >= 0) return std::nullopt;
         infer_at = static_cast<int>(i);
@@ -56,6 +60,7 @@ std::optional<std::vector<int64_t>> CanonicalReshapeTarget(const std::vector<Dim
       continue;
     }
     if (!t.is_unknown() && in && i < in->size() && DimsEqual(t, (*in)[i])) {
+      copies = true;
       result.push_back(0);
       continue;
     }
@@ -63,6 +68,9 @@ std::optional<std::vector<int64_t>> CanonicalReshapeTarget(const std::vector<Dim
     infer_at = static_cast<int>(i);
     result.push_back(-1);
   }
+  // A -1 the original target held keeps its meaning; one written here must not meet a copy.
+  const bool wrote_infer = infer_at >= 0 && !target[infer_at].is_known();
+  if (wrote_infer && copies) return std::nullopt;
   return result;
 }
 
