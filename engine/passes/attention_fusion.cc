@@ -139,13 +139,17 @@ class AttentionFusionPass final : public Pass {
         record.verify_max_abs_error = errors->max_abs;
         record.verify_max_rel_error = errors->max_rel;
         const double tolerance = VerifyTolerance(rewrite->output_type);
-        if (errors->max_abs > tolerance) {
+        std::string why;
+        if (!errors->nonfinite_mismatch.empty())
+          why = absl::StrCat("verify: ", errors->nonfinite_mismatch, "; fusion undone");
+        else if (errors->max_abs > tolerance)
+          why = absl::StrCat("verify: fused output differs by ", errors->max_abs, " (tolerance ", tolerance,
+                             "); fusion undone");
+        if (!why.empty()) {
           record.undone = true;
           verify_undone_.insert(candidate.softmax);
           if (context.report != nullptr) context.report->fusions.push_back(record);
-          AddRejection(context.report, {candidate.softmax, pattern_name,
-                                        absl::StrCat("verify: fused output differs by ", errors->max_abs,
-                                                     " (tolerance ", tolerance, "); fusion undone")});
+          AddRejection(context.report, {candidate.softmax, pattern_name, why});
           return false;
         }
       } else {

@@ -92,6 +92,94 @@ void FillPadding(Tensor& t) {
     }
 }
 
+// Where verify mode injects non-finite values: each float value outside the
+// plan that a planned node reads (Q, K, V, a mask, a past cache). Both graphs
+// read it through Add(value, poison), a new input of its shape that is zero
+// in the ordinary rounds and holds one NaN or infinity in the non-finite ones,
+// so the fused node and the subgraph it replaces see the same values.
+struct PoisonSite {
+  std::string value;
+  ElementType type;
+  SymbolicShape shape;
+};
+
+std::vector<PoisonSite> PoisonSites(const Graph& graph, const RewritePlan& plan) {
+  // A site is sized by the symbols the graph's inputs bind.
+  std::set<std::string> bound;
+  for (const Value* in : graph.inputs())
+    if (in->shape().has_value())
+      for (const Dim& d : *in->shape())
+        for (const std::string& s : SymbolsOf(d)) bound.insert(s);
+  auto sizable = [&](const SymbolicShape& shape) {
+    for (const Dim& d : shape) {
+      if (d.is_unknown()) return false;
+      for (const std::string& s : SymbolsOf(d))
+        if (!bound.count(s)) return false;
+    }
+    return true;
+  };
+  std::vector<PoisonSite> sites;
+  std::set<std::string> seen;
+  for (const PlannedNode& node : plan.nodes)
+    for (const std::string& name : node.inputs) {
+      if (name.empty() || name[0] == '$' || !seen.insert(name).second) continue;
+      const Value* v = graph.FindValue(name);
+      if (v == nullptr || v->is_constant() || !v->shape().has_value() || !sizable(*v->shape())) continue;
+      if (v->type() != ElementType::kFloat32 && v->type() != ElementType::kFloat16) continue;
+      sites.push_back({name, v->type(), *v->shape()});
+    }
+  return sites;
+}
+
+void InsertPoison(Graph& graph, const std::vector<PoisonSite>& sites) {
+  for (const PoisonSite& site : sites) {
+    Value* v = graph.FindValue(site.value);
+    Value* poison = graph.AddValue(site.value + "/verify_poison", site.type, site.shape);
+    graph.AddInput(poison);
+    Value* poisoned = graph.AddValue(site.value + "/verify_poisoned", site.type, site.shape);
+    const std::vector<Use> readers = v->uses();
+    graph.AddNode("Add", "", site.value + "/verify_poison_add", {v, poison}, {poisoned});
+    for (const Use& use : readers) graph.SetNodeInput(use.node, use.index, poisoned);
+  }
+}
+
+// A poison input: zeros, or `special` at one element a third of the way in.
+absl::StatusOr<Tensor> PoisonInput(const PoisonSite& site, const DimBinding& binding, std::optional<float> special,
+                                   const ExecOptions& options) {
+  auto dims = binding.Evaluate(site.shape);
+  if (!dims)
+    return absl::FailedPreconditionError(absl::StrCat("value '", site.value, "' shape ",
+                                                      SymbolicShapeToString(site.shape), " cannot be sized"));
+  ASSIGN_OR_RETURN(Tensor t, Tensor::Create(site.type, *dims, options.max_tensor_bytes));
+  const int64_t n = t.num_elements();
+  if (special && n > 0) {
+    const int64_t at = n / 3;
+    if (site.type == ElementType::kFloat32) t.data<float>()[at] = *special;
+    else t.data<Float16>()[at] = FloatToHalf(*special);
+  }
+  return t;
+}
+
+// NaN, +inf, -inf or finite.
+int ValueClass(double v) { return std::isnan(v) ? 0 : v == INFINITY ? 1 : v == -INFINITY ? 2 : 3; }
+
+// The first replaced output element where one run gives NaN and the other
+// not, or infinities of another sign or against a finite value; "" if none.
+std::string NonFiniteMismatch(const std::vector<Tensor>& out_a, const std::vector<Tensor>& out_b, size_t replaced) {
+  for (size_t i = out_a.size() - replaced; i < out_a.size(); ++i) {
+    auto va = pattern::TensorAsDoubles(out_a[i]);
+    auto vb = pattern::TensorAsDoubles(out_b[i]);
+    if (!va || !vb || va->size() != vb->size()) return "the outputs cannot be compared";
+    for (size_t k = 0; k < va->size(); ++k) {
+      const double x = (*va)[k], y = (*vb)[k];
+      if (ValueClass(x) == ValueClass(y)) continue;
+      return absl::StrCat("replaced output ", i - (out_a.size() - replaced), " element ", k, " is ", x,
+                          " unfused but ", y, " fused");
+    }
+  }
+  return "";
+}
+
 // Folds the last `replaced` outputs' differences into `errors`.
 absl::Status Compare(const std::vector<Tensor>& out_a, const std::vector<Tensor>& out_b, size_t replaced,
                      VerifyErrors& errors) {
@@ -147,47 +235,88 @@ absl::StatusOr<VerifyErrors> VerifyRewritePlan(const Graph& graph, const Rewrite
     original->AddOutput(a);
     fused->AddOutput(b);
   }
+  const std::vector<PoisonSite> sites = PoisonSites(graph, plan);
+  InsertPoison(*original, sites);
+  InsertPoison(*fused, sites);
 
   ASSIGN_OR_RETURN(std::unique_ptr<PreparedSubgraph> plan_a, evaluator.Prepare(*original, options));
   ASSIGN_OR_RETURN(std::unique_ptr<PreparedSubgraph> plan_b, evaluator.Prepare(*fused, options));
+  auto bind = [&](const Sizes& sizes, int64_t keys) {
+    DimBinding binding;
+    for (const std::string& s : padding_symbols) binding.Bind(s, keys);
+    for (const Value* in : graph.inputs()) {
+      if (!in->shape().has_value()) continue;
+      for (const Dim& d : *in->shape())
+        for (const std::string& s : SymbolsOf(d))
+          if (!binding.IsBound(s) && IsPlainSymbol(Dim::Symbol(s))) binding.Bind(s, SizeFor(s, sizes));
+    }
+    return binding;
+  };
+  // The graph's inputs, then one poison input per site: zeros, or `special` at `site`.
+  auto make_inputs = [&](const DimBinding& binding, size_t site, std::optional<float> special)
+      -> absl::StatusOr<std::vector<Tensor>> {
+    std::mt19937 rng(1234);
+    std::vector<Tensor> inputs;
+    for (const Value* in : graph.inputs()) {
+      if (in->is_constant()) continue;
+      ASSIGN_OR_RETURN(Tensor t, RandomInput(*in, binding, rng, options));
+      if (std::find(padding_inputs.begin(), padding_inputs.end(), in->name()) != padding_inputs.end()) FillPadding(t);
+      inputs.push_back(std::move(t));
+    }
+    for (size_t p = 0; p < sites.size(); ++p) {
+      ASSIGN_OR_RETURN(Tensor t, PoisonInput(sites[p], binding, p == site ? special : std::nullopt, options));
+      inputs.push_back(std::move(t));
+    }
+    return inputs;
+  };
+
   // Every size the unfused graph runs at is compared (a mask buffer may stop
   // it at the long ones); at least one must run.
   absl::Status last = absl::UnknownError("no sizes tried");
   bool compared = false;
   VerifyErrors errors;
-  for (const Sizes& sizes : SizesFor(long_lengths)) {
+  std::optional<DimBinding> short_binding;  // the first short size the unfused graph runs at
+  const std::vector<Sizes> all_sizes = SizesFor(long_lengths);
+  for (size_t z = 0; z < all_sizes.size(); ++z) {
+    const Sizes& sizes = all_sizes[z];
+    const bool is_short = z + std::size(kShortSizes) >= all_sizes.size();
     // A padding input's own key count: past + sequence with a cache, else the sequence.
     for (int64_t keys : {sizes.past + sizes.other, sizes.other}) {
       if (padding_symbols.empty() && keys != sizes.other) continue;
-      DimBinding binding;
-      for (const std::string& s : padding_symbols) binding.Bind(s, keys);
-      for (const Value* in : graph.inputs()) {
-        if (!in->shape().has_value()) continue;
-        for (const Dim& d : *in->shape())
-          for (const std::string& s : SymbolsOf(d))
-            if (!binding.IsBound(s) && IsPlainSymbol(Dim::Symbol(s))) binding.Bind(s, SizeFor(s, sizes));
-      }
-      std::mt19937 rng(1234);
-      std::vector<Tensor> inputs;
-      for (const Value* in : graph.inputs()) {
-        if (in->is_constant()) continue;
-        ASSIGN_OR_RETURN(Tensor t, RandomInput(*in, binding, rng, options));
-        if (std::find(padding_inputs.begin(), padding_inputs.end(), in->name()) != padding_inputs.end()) FillPadding(t);
-        inputs.push_back(std::move(t));
-      }
+      const DimBinding binding = bind(sizes, keys);
+      ASSIGN_OR_RETURN(std::vector<Tensor> inputs, make_inputs(binding, sites.size(), std::nullopt));
       absl::StatusOr<std::vector<Tensor>> out_a = plan_a->Evaluate(inputs);
       if (!out_a.ok()) {
         last = out_a.status();
         continue;
       }
-      ASSIGN_OR_RETURN(std::vector<Tensor> out_b, plan_b->Evaluate(inputs));
+      ASSIGN_OR_RETURN(std::vector<Tensor> out_b, plan_b->Evaluate(std::move(inputs)));
       RETURN_IF_ERROR(Compare(*out_a, out_b, plan.replace.size(), errors));
       errors.longest_sequence = std::max(errors.longest_sequence, sizes.other);
       compared = true;
+      if (is_short && !short_binding) short_binding = binding;
       break;
     }
   }
   if (!compared) return last;
+
+  // Non-finite rounds: a NaN, +inf or -inf at one element of each site must
+  // give NaN, infinities and finite values where the subgraph gives them.
+  if (short_binding) {
+    for (size_t site = 0; site < sites.size() && errors.nonfinite_mismatch.empty(); ++site)
+      for (float special : {NAN, INFINITY, -INFINITY}) {
+        ASSIGN_OR_RETURN(std::vector<Tensor> inputs, make_inputs(*short_binding, site, special));
+        absl::StatusOr<std::vector<Tensor>> out_a = plan_a->Evaluate(inputs);
+        if (!out_a.ok()) continue;
+        ASSIGN_OR_RETURN(std::vector<Tensor> out_b, plan_b->Evaluate(std::move(inputs)));
+        const std::string mismatch = NonFiniteMismatch(*out_a, out_b, plan.replace.size());
+        if (mismatch.empty()) continue;
+        errors.nonfinite_mismatch = absl::StrCat("with ", special, " at one element of '", sites[site].value,
+                                                 "', ", mismatch);
+        break;
+      }
+    errors.nonfinite_checked = !sites.empty();
+  }
   return errors;
 }
 

@@ -19,10 +19,17 @@ struct VerifyErrors {
   double max_abs = 0.0;
   double max_rel = 0.0;
   int64_t longest_sequence = 0;  // the largest sequence size compared
+  /// Whether NaN and infinities were injected into the plan's float inputs
+  /// (at a short size), and the first output where the fused graph then
+  /// disagrees in kind (NaN, +inf, -inf, finite) with the original; "" if none.
+  bool nonfinite_checked = false;
+  std::string nonfinite_mismatch;
 };
 
-/// Errors of every replaced value; an error status when the comparison cannot
-/// run (unknown input shapes, a kernel failure). The sequence dims are drawn
+/// Errors of every replaced value (each float value outside the plan that a
+/// planned node reads is fed through Add(value, poison) in both graphs, with
+/// a zero poison in these rounds and one NaN or infinity in the non-finite
+/// ones); an error status when the comparison cannot run (unknown input shapes, a kernel failure). The sequence dims are drawn
 /// at each of `long_lengths` (beyond the replaced mask's windows and constant
 /// offsets, so that what a window hides is part of the comparison) and at
 /// two short sizes; every size the unfused graph runs at is compared (a mask

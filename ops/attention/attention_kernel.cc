@@ -155,6 +155,8 @@ absl::Status AttentionKernel::Run(KernelContext& ctx) const {
   args.kv_valid_len = valid_keys;
   args.masked_rows = p.masked_rows;
   args.hidden_fills = p.hidden_fills;
+  args.hidden_nonfinite = p.hidden_nonfinite;
+  args.nan_rows_zeroed = p.nan_rows_zeroed;
   args.key_visible = key_padding != nullptr ? padding.visible.data() : nullptr;
   args.threads = ctx.threads();
 

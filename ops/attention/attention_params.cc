@@ -89,6 +89,19 @@ absl::StatusOr<HiddenFills> ParseHiddenFills(const Attributes& attrs, const char
   return f;
 }
 
+// hidden_nonfinite: [structural, bias], each 0 or 1.
+absl::StatusOr<HiddenNonFinite> ParseHiddenNonFinite(const Attributes& attrs, const char* op) {
+  HiddenNonFinite h;
+  if (!attrs.Has("hidden_nonfinite")) return h;
+  ASSIGN_OR_RETURN(std::vector<int64_t> v, attrs.GetInts("hidden_nonfinite"));
+  if (v.size() != 2 || (v[0] != 0 && v[0] != 1) || (v[1] != 0 && v[1] != 1))
+    return absl::InvalidArgumentError(
+        absl::StrCat(op, ": attribute hidden_nonfinite must hold 2 flags, 0 or 1 (structural, bias)"));
+  h.structural = v[0] == 1;
+  h.bias = v[1] == 1;
+  return h;
+}
+
 absl::StatusOr<KeyPaddingValues> ParseKeyPaddingValues(const Attributes& attrs, const char* op) {
   ASSIGN_OR_RETURN(std::string v, attrs.GetString("key_padding", "binary"));
   if (v == "binary") return KeyPaddingValues::kBinary;
@@ -126,7 +139,7 @@ absl::StatusOr<AttentionParams> ParseMultiHeadAttentionParams(const KernelInfo& 
   RETURN_IF_ERROR(
       CheckKnownAttributes(info, p.op_name,
                            {"num_heads", "kv_num_heads", "scale", "causal", "window", "softcap", "masked_rows",
-                            "hidden_fills", "key_padding"}));
+                            "hidden_fills", "key_padding", "hidden_nonfinite", "nan_guard"}));
   RETURN_IF_ERROR(CheckArity(info, p.op_name, /*max_inputs=*/7, /*max_outputs=*/3));
   RETURN_IF_ERROR(ParseCommon(attrs, "num_heads", p));
   ASSIGN_OR_RETURN(p.causal, Flag(attrs, p.op_name, "causal"));
@@ -137,6 +150,8 @@ absl::StatusOr<AttentionParams> ParseMultiHeadAttentionParams(const KernelInfo& 
   ASSIGN_OR_RETURN(p.masked_rows, ParseMaskedRows(attrs, p.op_name));
   ASSIGN_OR_RETURN(p.hidden_fills, ParseHiddenFills(attrs, p.op_name));
   ASSIGN_OR_RETURN(p.key_padding_values, ParseKeyPaddingValues(attrs, p.op_name));
+  ASSIGN_OR_RETURN(p.hidden_nonfinite, ParseHiddenNonFinite(attrs, p.op_name));
+  ASSIGN_OR_RETURN(p.nan_rows_zeroed, Flag(attrs, p.op_name, "nan_guard"));
   p.alignment = CausalAlignment::kBottomRight;
   p.short_mask_keys = ShortMaskKeys::kBroadcast;
   return p;

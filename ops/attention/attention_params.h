@@ -66,6 +66,11 @@ struct AttentionParams {
   MaskedRows masked_rows = MaskedRows::kZeros;
   /// With masked_rows "fills": the scores the subgraph gives hidden keys.
   HiddenFills hidden_fills;
+  /// MultiHeadAttention's hidden_nonfinite [structural, bias] (1: the mask
+  /// adds to a hidden score, so NaN and +inf reach the softmax; 0: Where
+  /// replaces it) and nan_guard; ONNX Attention adds both masks, unguarded.
+  HiddenNonFinite hidden_nonfinite;
+  bool nan_rows_zeroed = false;
   /// Whether input 6 is a key padding mask (MultiHeadAttention), and which
   /// of its values the fusion was proven for.
   KeyPaddingValues key_padding_values = KeyPaddingValues::kBinary;
@@ -86,7 +91,7 @@ inline constexpr int kOutputPresentValue = 2;
 inline constexpr int kOutputQk = 3;
 
 /// attune.MultiHeadAttention: num_heads, kv_num_heads, scale, causal, window, softcap, masked_rows,
-/// hidden_fills, key_padding.
+/// hidden_fills, key_padding, hidden_nonfinite, nan_guard.
 absl::StatusOr<AttentionParams> ParseMultiHeadAttentionParams(const KernelInfo& info);
 /// ONNX Attention (opset 23, 24): is_causal, q_num_heads, kv_num_heads, scale,
 /// softcap, qk_matmul_output_mode, softmax_precision.

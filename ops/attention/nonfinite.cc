@@ -47,6 +47,16 @@ double Score(const AttentionArgs& a, int64_t b, int64_t h, int64_t kvh, int64_t 
   return s;
 }
 
+// Whether key j's score reaches row i's softmax in the subgraph: it is
+// visible, or every part that hides it adds to the score instead of
+// replacing it (HiddenNonFinite).
+bool ReachesSoftmax(const AttentionArgs& a, int64_t b, int64_t i, int64_t j, const float* bias) {
+  if (StructurallyHidden(a, i, j) && !a.hidden_nonfinite.structural) return false;
+  const bool bias_hides =
+      j >= ValidKeys(a, b) || (bias != nullptr && bias[j] == -std::numeric_limits<float>::infinity());
+  return !bias_hides || a.hidden_nonfinite.bias;
+}
+
 }  // namespace
 
 // Whether the bias holds a NaN or +inf anywhere, reading each distinct row
@@ -96,30 +106,57 @@ void PropagateNonFinite(const AttentionArgs& a) {
           const float* bias = a.bias.data != nullptr ? RowOf(a.bias, b, h, i) : nullptr;
           bool bad_bias = false;
           for (int64_t j = 0; bias_suspect && j < a.kv_len; ++j) bad_bias |= NanScore(bias[j]);
-          bool nan_row = false;
+          if (!(bad_query || any_key || bad_bias || any_column || !inf_entries.empty())) continue;
+          const KeyRange r = VisibleKeys(a, b, i);
+          auto visible = [&](int64_t j) {
+            return j >= r.begin && j < r.end && (bias == nullptr || bias[j] != -std::numeric_limits<float>::infinity());
+          };
+          // The scores this row's softmax reads where an operand is not
+          // finite: NaN or +inf makes the row NaN; -inf at every key it sees
+          // leaves it the weights of a row that sees none.
+          bool nan_row = false, finite_seen = false;
+          std::vector<bool> neg_inf;
           if (bad_query || any_key || bad_bias) {
-            const KeyRange r = VisibleKeys(a, b, i);
-            for (int64_t j = r.begin; j < r.end && !nan_row; ++j) {
-              if (!(bad_query || bad_key[j] || (bias != nullptr && NanScore(bias[j])))) continue;
-              nan_row = NanScore(Score(a, b, h, kvh, i, j));
+            neg_inf.assign(static_cast<size_t>(a.kv_len), false);
+            for (int64_t j = 0; j < a.kv_len && !nan_row; ++j) {
+              const bool seen = visible(j);
+              if (!(bad_query || bad_key[j] || (bias != nullptr && NanScore(bias[j])))) {
+                finite_seen |= seen;
+                continue;
+              }
+              if (!ReachesSoftmax(a, b, i, j, bias)) continue;
+              const double score = Score(a, b, h, kvh, i, j);
+              nan_row = NanScore(score);
+              if (seen && score == -std::numeric_limits<double>::infinity()) neg_inf[j] = true;
+              else finite_seen |= seen;
             }
           }
-          if (nan_row) {
+          const bool sees_some = r.end > r.begin && [&] {
+            for (int64_t j = r.begin; j < r.end; ++j)
+              if (visible(j)) return true;
+            return false;
+          }();
+          float* y = OutputRow(a, b, h, i);
+          if (nan_row && !a.nan_rows_zeroed) {
             FillRow(a, b, h, i);
             continue;
           }
-          float* y = OutputRow(a, b, h, i);
-          if (any_column)
-            for (int64_t d = 0; d < a.v_head_dim; ++d)
-              if (nan_column[d]) y[d] = kNaN;
-          if (!inf_entries.empty()) {
-            const KeyRange r = VisibleKeys(a, b, i);
-            for (auto [j, d] : inf_entries) {
-              const bool shown = j >= r.begin && j < r.end &&
-                                 (bias == nullptr || bias[j] != -std::numeric_limits<float>::infinity());
-              if (!shown) y[d] = kNaN;
-            }
+          const bool all_neg_inf = !nan_row && !neg_inf.empty() && sees_some && !finite_seen;
+          if (all_neg_inf) WriteMaskedRow(a, b, h, i, &neg_inf);
+          if (nan_row) std::fill(y, y + a.v_head_dim, 0.0f);  // behind the guard: every weight 0
+          // V: the weight each key gets in this row decides what a non-finite entry gives.
+          if (!any_column && inf_entries.empty()) continue;
+          std::vector<double> w;
+          const bool weighted = nan_row || all_neg_inf || !sees_some;
+          if (weighted) {
+            w.assign(static_cast<size_t>(a.kv_len), 0.0);
+            if (!nan_row) MaskedRowWeights(a, b, i, w.data(), all_neg_inf ? &neg_inf : nullptr);
           }
+          auto weight_zero = [&](int64_t j) { return weighted ? w[j] == 0.0 : !visible(j); };
+          for (int64_t d = 0; d < a.v_head_dim; ++d)
+            if (any_column && nan_column[d]) y[d] = kNaN;
+          for (auto [j, d] : inf_entries)
+            if (weight_zero(j)) y[d] = kNaN;
         }
       }
     }

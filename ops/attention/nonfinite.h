@@ -2,9 +2,12 @@
 // inputs, made true of the fused output after any kernel ran: the unfused
 // P·V multiplies every key's V by its probability, and 0 · NaN = 0 · inf =
 // NaN, so a non-finite V entry makes its output column NaN in every row;
-// and a row whose score for a key it sees is NaN or +inf is NaN (softmax of
-// NaN, or of +inf - +inf), which non-finite Q or K entries and NaN or +inf
-// bias entries cause (a score of -inf only hides its key). Scores that
+// and a row is NaN (softmax of NaN, or of +inf - +inf) whose score is NaN
+// or +inf for a key it sees, or for a hidden key whose score the mask adds
+// to rather than replaces (AttentionArgs::hidden_nonfinite); non-finite Q
+// or K entries and NaN or +inf bias entries cause such scores (a score of
+// -inf only hides its key). Behind a Where(IsNaN(p), 0, p) guard such a row
+// has all-zero weights instead. Scores that
 // overflow float32 from finite inputs are not covered. The kernels skip
 // hidden keys and clamp exponents, so without this they return finite
 // numbers there.

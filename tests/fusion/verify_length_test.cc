@@ -1,7 +1,9 @@
 // Verify mode compares a planned rewrite with the subgraph it replaces at
 // sequence lengths beyond the lengths it is given (the replaced mask's
 // windows and constant offsets): a rewrite that differs only beyond 16
-// positions passes at the short sizes and fails at the long one.
+// positions passes at the short sizes and fails at the long one. It also
+// injects NaN and infinities into what the plan reads: a rewrite equal on
+// finite values that turns NaN into 0 is caught there.
 #include <limits>
 
 #include "engine/exec/plan_evaluator.h"
@@ -58,6 +60,47 @@ TEST(VerifyLengthTest, ComparesBeyondTheGivenLengths) {
   ASSERT_TRUE(beyond.ok()) << beyond.status();
   EXPECT_GT(beyond->max_abs, 0.0);
   EXPECT_EQ(beyond->longest_sequence, 19);
+}
+
+// y = Identity(x), replaced by Where(IsNaN(x), 0, x) (`guarded`) or x + 0.
+struct NaNRewrite {
+  std::unique_ptr<Graph> graph;
+  RewritePlan plan;
+  explicit NaNRewrite(bool guarded) {
+    GraphBuilder b(17);
+    Value* x = b.Input("x", ElementType::kFloat32, Dims({"batch", "seq", 4}));
+    b.Output(b.Node("Identity", {x}, {}, "y"));
+    graph = b.Build();
+    plan.values.push_back({"zero", "zero", ElementType::kFloat32, std::nullopt, ScalarOf<float>(0.0f)});
+    const std::string x_name = graph->inputs()[0]->name();
+    const std::string y = plan.AddValue("y2", "y2", ElementType::kFloat32, std::nullopt);
+    if (guarded) {
+      const std::string nan = plan.AddValue("isnan", "isnan", ElementType::kBool, std::nullopt);
+      plan.nodes.push_back({"IsNaN", "", "isnan", {x_name}, {nan}, {}});
+      plan.nodes.push_back({"Where", "", "guard", {nan, "$zero", x_name}, {y}, {}});
+    } else {
+      plan.nodes.push_back({"Add", "", "plus_zero", {x_name, "$zero"}, {y}, {}});
+    }
+    plan.replace.emplace_back(graph->outputs()[0]->name(), y);
+  }
+};
+
+TEST(VerifyNonFiniteTest, ARewriteThatLosesANaNIsCaught) {
+  NaNRewrite d(true);
+  auto errors = VerifyRewritePlan(*d.graph, d.plan, DefaultSubgraphEvaluator(), {});
+  ASSERT_TRUE(errors.ok()) << errors.status();
+  EXPECT_EQ(errors->max_abs, 0.0) << "equal on finite inputs";
+  EXPECT_TRUE(errors->nonfinite_checked);
+  EXPECT_NE(errors->nonfinite_mismatch.find("is nan unfused but 0 fused"), std::string::npos)
+      << errors->nonfinite_mismatch;
+}
+
+TEST(VerifyNonFiniteTest, ARewriteThatKeepsNaNAndInfinitiesPasses) {
+  NaNRewrite d(false);
+  auto errors = VerifyRewritePlan(*d.graph, d.plan, DefaultSubgraphEvaluator(), {});
+  ASSERT_TRUE(errors.ok()) << errors.status();
+  EXPECT_TRUE(errors->nonfinite_checked);
+  EXPECT_EQ(errors->nonfinite_mismatch, "");
 }
 
 }  // namespace

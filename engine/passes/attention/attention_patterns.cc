@@ -75,8 +75,8 @@ Pattern NanGuard(Pattern p) {
     if (v == 0.0) return std::nullopt;
     return std::string("the guard fill is not 0");
   };
-  return Op("Where").Inputs({Op("IsNaN").Inputs({Capture("nan_guarded")}), pattern::ScalarConstant("nan_fill", zero),
-                             Capture("nan_guarded", std::move(p))});
+  return Op("Where").Inputs({Op("IsNaN").Inputs({Capture(c::kNanGuarded)}), pattern::ScalarConstant("nan_fill", zero),
+                             Capture(c::kNanGuarded, std::move(p))});
 }
 
 // What the output MatMul reads: the softmax seen through dropout, casts and a NaN guard.

@@ -1,6 +1,7 @@
 #include "engine/passes/attention/attention_rule.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -132,12 +133,17 @@ struct MaskDecision {
   /// With masked_rows "fills": the scores a row with no visible key gives its
   /// keys [hidden by the causal part only, by the padding only, by both].
   std::vector<float> hidden_fills;
+  /// Whether a NaN or +inf score at a key [the causal or window part, the
+  /// explicit mask or the padding] hides still reaches the softmax: an
+  /// additive mask keeps it, Where replaces it (the fused op's hidden_nonfinite).
+  std::array<bool, 2> hidden_nonfinite{true, true};
 };
 
 // The decision a proven mask chain gives.
 MaskDecision FromChain(const ProvenMaskChain& proof) {
   MaskDecision d;
   d.longest_constant = proof.longest_constant;
+  d.hidden_nonfinite = proof.keeps_nonfinite;
   const std::string structural = proof.open ? "" : proof.window > 0 ? "window" : "causal";
   d.causal = !proof.open;
   d.window = proof.window;
@@ -204,6 +210,8 @@ std::variant<MaskDecision, Reason> DecideMask(const Graph& graph, const pattern:
   }
   MaskProofRequest request;
   bool infinite_fill = false;
+  // Where(mask, s, fill) replaces a hidden score; an added mask keeps it.
+  d.hidden_nonfinite = {v.mask != MaskForm::kWhere, v.mask != MaskForm::kWhere};
   if (v.mask == MaskForm::kWhere) {
     const Value* fill = m.value(c::kMaskFill);
     const Tensor* t = pattern::ConstantOf(fill);
@@ -236,6 +244,10 @@ std::variant<MaskDecision, Reason> DecideMask(const Graph& graph, const pattern:
       d.kind = proof->window > 0 ? "window" : "causal";
       d.causal = true;
       d.window = proof->window;
+      // No row is hidden by the structure alone, but a -inf Q or K entry can
+      // make every score a row sees -inf: the row then averages what the
+      // fill gives its hidden keys (equal finite fills), or is NaN (-inf).
+      d.masked_rows = v.mask == MaskForm::kWhere && !infinite_fill ? "uniform" : "nan";
       return d;
     }
     why = std::string(proof.status().message());
@@ -352,7 +364,10 @@ std::variant<AttentionRewrite, std::string> CheckAttention(const Graph& graph, c
   AttentionRewrite rw;
   auto mask_or = DecideMask(graph, m, variant, ops.k, *scores, rank, context, rw.plan, memo);
   if (auto* why = std::get_if<Reason>(&mask_or)) return *why;
-  const MaskDecision& mask = std::get<MaskDecision>(mask_or);
+  MaskDecision& mask = std::get<MaskDecision>(mask_or);
+  // Where(IsNaN(p), 0, p) after the softmax: rows the subgraph makes NaN give zero weights.
+  const bool nan_guard = m.value(c::kNanGuarded) != nullptr;
+  if (nan_guard && mask.masked_rows == "nan") mask.masked_rows = "zeros";
 
   // Layout: straight from the projections when every split and the merge are plain.
   std::optional<HeadMerge> merge;
@@ -382,6 +397,9 @@ std::variant<AttentionRewrite, std::string> CheckAttention(const Graph& graph, c
   if (!mask.masked_rows.empty()) fused.attributes.Set("masked_rows", mask.masked_rows);
   if (!mask.hidden_fills.empty()) fused.attributes.Set("hidden_fills", mask.hidden_fills);
   if (!mask.key_padding.empty()) fused.attributes.Set("key_padding", mask.key_padding_values);
+  if (!mask.hidden_nonfinite[0] || !mask.hidden_nonfinite[1])
+    fused.attributes.Set("hidden_nonfinite", std::vector<int64_t>{mask.hidden_nonfinite[0], mask.hidden_nonfinite[1]});
+  if (nan_guard) fused.attributes.Set("nan_guard", int64_t{1});
   if (softcap) fused.attributes.Set("softcap", static_cast<float>(*softcap));
   const bool has_past = ops.k.past != nullptr;
   fused.inputs = {q_ref, k_ref, v_ref, mask.attn_mask};

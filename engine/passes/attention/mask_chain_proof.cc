@@ -238,6 +238,36 @@ std::optional<std::string> CollectFills(const Reading& r, const Structural& st, 
   return std::nullopt;
 }
 
+// Reads the chain evaluated at NaN scores (`at_nan`, laid out as `r`): a
+// hidden entry that is NaN keeps the score (the part hiding it adds to it),
+// one that is a number replaced it. Records that per part [causal only,
+// padding only, both] in `kept`; a reason when one part does both.
+std::optional<std::string> ReadNonFinite(const Tensor& at_nan, const Reading& r, const Structural& st,
+                                         const std::vector<double>* pad, int64_t batch, const Probe& p,
+                                         std::array<std::optional<bool>, 3>& kept) {
+  auto v = pattern::TensorAsDoubles(at_nan);
+  if (!v || v->size() != r.entries.size()) return std::string("masked scores at NaN scores cannot be read");
+  const int64_t offset = r.cols - r.rows;
+  for (int64_t s = 0; s < r.slices; ++s)
+    for (int64_t b : BatchesOf(r, s, batch))
+      for (int64_t i = 0; i < r.rows; ++i)
+        for (int64_t j = 0; j < r.cols; ++j) {
+          const bool padded = pad != nullptr && (*pad)[b * r.cols + j] == 0.0;
+          const bool structural = st.Hides(i, j, offset);
+          if (!padded && !structural) continue;
+          const int part = structural && padded ? 2 : structural ? 0 : 1;
+          const bool nan = std::isnan((*v)[(s * r.rows + i) * r.cols + j]);
+          if (!kept[part]) {
+            kept[part] = nan;
+          } else if (*kept[part] != nan) {
+            static const char* kParts[] = {"the causal part", "the padding", "both parts"};
+            return absl::StrCat("a NaN score stays NaN at some keys ", kParts[part], " hides and not at others (",
+                                p.Label(), " batch ", b, " row ", i, " col ", j, ")");
+          }
+        }
+  return std::nullopt;
+}
+
 absl::StatusOr<ProvenMaskChain> Prove(const MaskChainRequest& request, ShapeSubgraph* cut,
                                       const SubgraphEvaluator& evaluator, const ExecOptions& options);
 
@@ -398,6 +428,29 @@ absl::StatusOr<ProvenMaskChain> Prove(const MaskChainRequest& request, ShapeSubg
   proven.window = structure.window;
   proven.probes = static_cast<int>(runnable.size());
   proven.longest_constant = lengths.longest_constant;
+
+  // 3. Whether a NaN or +inf score at a hidden key reaches the softmax, by
+  // what hides it: at the sizes the padding budget allows (the first may
+  // hide nothing, a single query row), unpadded and with each 0/1 pattern.
+  std::array<std::optional<bool>, 3> kept;
+  for (size_t k = 0; k < runnable.size(); ++k) {
+    const Sized& z = runnable[k];
+    if (k >= kAlwaysPaddedSizes && z.probe.t * z.kv > kMaxPaddingProbeEntries) continue;
+    const size_t count = padding != nullptr ? patterns[k].size() : 1;
+    for (size_t q = 0; q < count; ++q) {
+      const PaddingPattern* pattern = padding != nullptr ? &patterns[k][q] : nullptr;
+      if (pattern != nullptr && pattern->other_values) continue;
+      ASSIGN_OR_RETURN(Reading r, read(z, pattern));
+      ASSIGN_OR_RETURN(Tensor at_nan, evaluate(z, pattern, std::numeric_limits<double>::quiet_NaN()));
+      if (auto why = ReadNonFinite(at_nan, r, st, pattern != nullptr ? &pattern->values : nullptr, z.batch, z.probe,
+                                   kept))
+        return NotCausal(*why);
+    }
+  }
+  proven.keeps_nonfinite = {kept[0].value_or(true), kept[1].value_or(true)};
+  // Keys both parts hide keep a NaN only if each part adds to the score.
+  if (kept[2] && *kept[2] != (proven.keeps_nonfinite[0] && proven.keeps_nonfinite[1]))
+    return NotCausal("a NaN score at keys both parts hide does not follow the two parts alone");
   if (padding == nullptr) return proven;
 
   // 2. The padding, pattern by pattern, at the sizes the budget allows.

@@ -11,7 +11,9 @@
 // It is proven when every entry is hidden exactly where the causal part
 // (or the window, or nothing) or the padding hides it, and every row whose
 // every key is hidden gives its keys constants that depend only on which
-// part hides each key (those are the fills the fused op reproduces).
+// part hides each key (those are the fills the fused op reproduces). One
+// more evaluation at NaN scores tells which parts add to a hidden score
+// (NaN stays NaN) and which replace it, as the fused op must know.
 #pragma once
 
 #include <array>
@@ -46,6 +48,9 @@ struct ProvenMaskChain {
   bool hidden_rows = false;
   std::array<float, 3> fills{};
   std::array<bool, 3> fill_seen{};  // which parts such rows showed
+  /// Whether a NaN score at a key [the causal part, the padding] hides stays
+  /// NaN (the part adds to the score) rather than becoming its fill (Where).
+  std::array<bool, 2> keeps_nonfinite{true, true};
   int probes = 0;
   int64_t longest_constant = 0;
   int64_t longest_probe = 0;

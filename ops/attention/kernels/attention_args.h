@@ -44,6 +44,16 @@ struct HiddenFills {
   float both = -std::numeric_limits<float>::infinity();     // by both
 };
 
+/// Whether a NaN or +inf score at a hidden key still reaches the softmax in
+/// the subgraph a fused op replaces, by what hides the key. A mask added to
+/// the scores keeps it (NaN + -inf is NaN, +inf + -inf is NaN, so the row is
+/// NaN); Where(mask, scores, fill) replaces it by the fill. ONNX Attention
+/// adds its causal mask and its attn_mask, so it keeps both.
+struct HiddenNonFinite {
+  bool structural = true;  // keys the causal or window part hides
+  bool bias = true;        // keys a -inf bias entry or kv_valid_len hides (attn_mask, key padding)
+};
+
 struct AttentionArgs {
   int64_t batch = 0;
   int64_t q_heads = 0;
@@ -90,6 +100,10 @@ struct AttentionArgs {
 
   /// A query row that sees no key at all outputs this.
   MaskedRows masked_rows = MaskedRows::kZeros;
+  HiddenNonFinite hidden_nonfinite;
+  /// The subgraph guards its probabilities with Where(IsNaN(p), 0, p): a row
+  /// that a NaN or +inf score makes NaN gives all-zero weights instead.
+  bool nan_rows_zeroed = false;
   int threads = 1;
 };
 

@@ -61,11 +61,22 @@ inline bool StructurallyHidden(const AttentionArgs& a, int64_t i, int64_t j) {
 /// says: what the replaced subgraph's softmax gives there (NaN for a row of
 /// -inf scores, 1/kv_len for equal finite fills, zeros for ONNX Attention).
 /// With kFills the weights are the softmax, in double, of each key's fill.
-inline void MaskedRowWeights(const AttentionArgs& a, int64_t b, int64_t i, double* w) {
+/// `neg_inf` (optional, [kv_len]) marks keys the row does see but whose
+/// score is -inf (from an infinite Q or K entry): they get weight 0, and the
+/// row takes the weights of the keys hidden from it.
+inline void MaskedRowWeights(const AttentionArgs& a, int64_t b, int64_t i, double* w,
+                             const std::vector<bool>* neg_inf = nullptr) {
+  auto seen = [&](int64_t j) { return neg_inf != nullptr && (*neg_inf)[j]; };
   switch (a.kv_len == 0 ? MaskedRows::kZeros : a.masked_rows) {
     case MaskedRows::kZeros: std::fill(w, w + a.kv_len, 0.0); return;
     case MaskedRows::kNaN: std::fill(w, w + a.kv_len, std::numeric_limits<double>::quiet_NaN()); return;
-    case MaskedRows::kUniform: std::fill(w, w + a.kv_len, 1.0 / static_cast<double>(a.kv_len)); return;
+    case MaskedRows::kUniform: {
+      int64_t hidden = 0;
+      for (int64_t j = 0; j < a.kv_len; ++j) hidden += !seen(j);
+      for (int64_t j = 0; j < a.kv_len; ++j)
+        w[j] = hidden == 0 ? std::numeric_limits<double>::quiet_NaN() : seen(j) ? 0.0 : 1.0 / static_cast<double>(hidden);
+      return;
+    }
     case MaskedRows::kFills: {
       const uint8_t* visible = a.key_visible != nullptr ? a.key_visible + b * a.kv_len : nullptr;
       double top = -std::numeric_limits<double>::infinity();
@@ -73,9 +84,10 @@ inline void MaskedRowWeights(const AttentionArgs& a, int64_t b, int64_t i, doubl
         const bool padded = visible != nullptr && visible[j] == 0;
         const bool structural = StructurallyHidden(a, i, j);
         // A key neither part hides is hidden by a key beyond kv_valid_len, which only padding sets.
-        const float fill = structural && padded ? a.hidden_fills.both
-                           : structural         ? a.hidden_fills.causal
-                                                : a.hidden_fills.padding;
+        const float fill = seen(j)                ? -std::numeric_limits<float>::infinity()
+                           : structural && padded ? a.hidden_fills.both
+                           : structural           ? a.hidden_fills.causal
+                                                  : a.hidden_fills.padding;
         w[j] = fill;
         top = std::max(top, w[j]);
       }
@@ -100,7 +112,8 @@ inline void MaskedRowWeights(const AttentionArgs& a, int64_t b, int64_t i, doubl
 /// a.masked_rows says (MaskedRowWeights, accumulated in double). Without any
 /// key at all (kv_len 0) the row is zeros whatever the policy: the
 /// subgraph's P·V then sums over nothing.
-inline void WriteMaskedRow(const AttentionArgs& a, int64_t b, int64_t h, int64_t i) {
+inline void WriteMaskedRow(const AttentionArgs& a, int64_t b, int64_t h, int64_t i,
+                           const std::vector<bool>* neg_inf = nullptr) {
   float* y = OutputRow(a, b, h, i);
   if (a.kv_len == 0 || a.masked_rows == MaskedRows::kZeros) {
     std::fill(y, y + a.v_head_dim, 0.0f);
@@ -111,7 +124,7 @@ inline void WriteMaskedRow(const AttentionArgs& a, int64_t b, int64_t h, int64_t
     return;
   }
   std::vector<double> w(static_cast<size_t>(a.kv_len));
-  MaskedRowWeights(a, b, i, w.data());
+  MaskedRowWeights(a, b, i, w.data(), neg_inf);
   const int64_t kvh = KvHeadOf(a, h);
   for (int64_t d = 0; d < a.v_head_dim; ++d) {
     double sum = 0.0;
