@@ -3,14 +3,14 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <mutex>
 #include <unordered_map>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "core/common/status_macros.h"
 #include "core/memory/pooled_buffer.h"
 #include "oneapi/dnnl/dnnl.hpp"
+#include "ops/common/lru_cache.h"
 #include "ops/common/omp_team_scope.h"
 
 namespace attune {
@@ -23,6 +23,10 @@ constexpr int64_t kRuntime = DNNL_RUNTIME_DIM_VAL;
 // layout depends on K, N and the ISA, not on the row count (checked for 1..4096).
 constexpr int64_t kLayoutProbeRows = 128;
 // Cached primitives per kernel / per process before the cache is reset.
+// Primitives kept per packed weight (one per row count and team size: a
+// server sees many sequence lengths) and for the general products, least
+// recently used out first, so a long-running process never rebuilds them all.
+constexpr size_t kPrimitivesPerWeight = 64;
 constexpr size_t kMaxCachedPrimitives = 256;
 
 const dnnl::engine& CpuEngine() {
@@ -101,8 +105,7 @@ struct OneDnnPackedMatMul::Impl {
   memory::desc weights_md;
   memory packed;             // owns the reordered weights
   std::vector<float> bias;   // empty when there is none
-  mutable std::mutex mutex;  // guards `primitives`
-  mutable absl::flat_hash_map<std::pair<int64_t, int>, std::shared_ptr<const Primitive>> primitives;
+  mutable LruCache<std::pair<int64_t, int>, Primitive> primitives{kPrimitivesPerWeight};
 
   memory::desc SrcDesc(int64_t m) const { return memory::desc({m, k}, memory::data_type::f32, memory::format_tag::ab); }
   memory::desc DstDesc(int64_t m) const { return memory::desc({m, n}, memory::data_type::f32, memory::format_tag::ab); }
@@ -114,20 +117,13 @@ struct OneDnnPackedMatMul::Impl {
     return dnnl::matmul::primitive_desc(desc, UserScratchpadAttr(), CpuEngine());
   }
 
-  std::shared_ptr<const Primitive> Get(int64_t m) const {
-    const std::pair<int64_t, int> key(m, CurrentTeamSize());
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      auto it = primitives.find(key);
-      if (it != primitives.end()) return it->second;
-    }
-    // Created outside the lock: creation takes a fraction of a millisecond and
-    // two threads racing on the same key only waste one creation.
-    auto pd = MakePd(m, weights_md);
-    auto made = std::make_shared<const Primitive>(Primitive{dnnl::matmul(pd), pd.scratchpad_desc()});
-    std::lock_guard<std::mutex> lock(mutex);
-    if (primitives.size() >= kMaxCachedPrimitives) primitives.clear();
-    return primitives.try_emplace(key, std::move(made)).first->second;
+  absl::StatusOr<std::shared_ptr<const Primitive>> Get(int64_t m) const {
+    return primitives.GetOrCreate(std::pair<int64_t, int>(m, CurrentTeamSize()),
+                                  [&]() -> absl::StatusOr<std::shared_ptr<const Primitive>> {
+                                    auto pd = MakePd(m, weights_md);
+                                    return std::make_shared<const Primitive>(
+                                        Primitive{dnnl::matmul(pd), pd.scratchpad_desc()});
+                                  });
   }
 };
 
@@ -171,7 +167,7 @@ absl::Status OneDnnPackedMatMul::Run(const float* a, int64_t m, float* c, int th
   if (m == 0) return absl::OkStatus();
   OmpTeamScope team(threads);
   try {
-    std::shared_ptr<const Primitive> p = impl_->Get(m);
+    ASSIGN_OR_RETURN(std::shared_ptr<const Primitive> p, impl_->Get(m));
     const dnnl::engine& engine = CpuEngine();
     std::unordered_map<int, memory> args{
         {DNNL_ARG_SRC, memory(impl_->SrcDesc(m), engine, const_cast<float*>(a))},
@@ -193,32 +189,25 @@ bool OneDnnMatMulSupportsBatchRank(size_t batch_rank) { return batch_rank + 2 <=
 
 namespace {
 
-std::shared_ptr<const Primitive> BatchedPrimitive(const MatMulShape& s, bool trans_a, bool trans_b) {
-  static std::mutex mutex;
-  static auto* cache = new absl::flat_hash_map<std::vector<int64_t>, std::shared_ptr<const Primitive>>();
+absl::StatusOr<std::shared_ptr<const Primitive>> BatchedPrimitive(const MatMulShape& s, bool trans_a, bool trans_b) {
+  static auto* cache = new LruCache<std::vector<int64_t>, Primitive>(kMaxCachedPrimitives);
   std::vector<int64_t> key{CurrentTeamSize(), trans_a, trans_b, static_cast<int64_t>(s.out_batch.size())};
   key.insert(key.end(), s.a_batch.begin(), s.a_batch.end());
   key.insert(key.end(), s.b_batch.begin(), s.b_batch.end());
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    auto it = cache->find(key);
-    if (it != cache->end()) return it->second;
-  }
-  const size_t rank = s.out_batch.size() + 2;
-  auto with_matrix = [](const std::vector<int64_t>& batch) {
-    Dims dims(batch.begin(), batch.end());
-    dims.push_back(kRuntime);
-    dims.push_back(kRuntime);
-    return dims;
-  };
-  const memory::desc a_md(with_matrix(s.a_batch), memory::data_type::f32, RuntimeStrides(rank, trans_a));
-  const memory::desc b_md(with_matrix(s.b_batch), memory::data_type::f32, RuntimeStrides(rank, trans_b));
-  const memory::desc c_md(with_matrix(s.out_batch), memory::data_type::f32, RuntimeStrides(rank, false));
-  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, c_md), UserScratchpadAttr(), CpuEngine());
-  auto made = std::make_shared<const Primitive>(Primitive{dnnl::matmul(pd), pd.scratchpad_desc()});
-  std::lock_guard<std::mutex> lock(mutex);
-  if (cache->size() >= kMaxCachedPrimitives) cache->clear();
-  return cache->try_emplace(std::move(key), std::move(made)).first->second;
+  return cache->GetOrCreate(key, [&]() -> absl::StatusOr<std::shared_ptr<const Primitive>> {
+    const size_t rank = s.out_batch.size() + 2;
+    auto with_matrix = [](const std::vector<int64_t>& batch) {
+      Dims dims(batch.begin(), batch.end());
+      dims.push_back(kRuntime);
+      dims.push_back(kRuntime);
+      return dims;
+    };
+    const memory::desc a_md(with_matrix(s.a_batch), memory::data_type::f32, RuntimeStrides(rank, trans_a));
+    const memory::desc b_md(with_matrix(s.b_batch), memory::data_type::f32, RuntimeStrides(rank, trans_b));
+    const memory::desc c_md(with_matrix(s.out_batch), memory::data_type::f32, RuntimeStrides(rank, false));
+    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, c_md), UserScratchpadAttr(), CpuEngine());
+    return std::make_shared<const Primitive>(Primitive{dnnl::matmul(pd), pd.scratchpad_desc()});
+  });
 }
 
 }  // namespace
@@ -236,7 +225,7 @@ absl::Status OneDnnMatMul(const MatMulShape& s, const float* a, const float* b, 
   if (trans_a && !s.out_batch.empty()) return absl::InternalError("OneDnnMatMul: trans_a needs an unbatched A");
   OmpTeamScope team(threads);
   try {
-    std::shared_ptr<const Primitive> p = BatchedPrimitive(s, trans_a, trans_b);
+    ASSIGN_OR_RETURN(std::shared_ptr<const Primitive> p, BatchedPrimitive(s, trans_a, trans_b));
     auto concrete = [](const std::vector<int64_t>& batch, int64_t rows, int64_t cols, bool transposed) {
       Dims dims(batch.begin(), batch.end());
       dims.push_back(rows);
