@@ -39,12 +39,21 @@ std::string DimText(const Dim& d) { return d.ToString(); }
 std::variant<Replacement, std::string> ToOnnxAttention(const Node& node) {
   const Attributes& a = node.attributes();
   for (const auto& [name, value] : a.all()) {
+    if (name == "hidden_nonfinite") continue;  // below, after the window
+    // Without a mask input no row sees only hidden keys, and a row whose
+    // every score is -inf is NaN in both ops.
+    if (name == "masked_rows" && a.GetString("masked_rows", "").value_or("") == "nan" && node.input(3) == nullptr &&
+        node.input(6) == nullptr)
+      continue;
     if (name != "num_heads" && name != "kv_num_heads" && name != "scale" && name != "causal" && name != "window" &&
         name != "softcap")
       return absl::StrCat("attribute ", QuoteName(name), " has no ONNX Attention equivalent");
   }
   const int64_t window = a.GetInt("window", 0).value_or(0);
   if (window > 0) return absl::StrCat("a sliding window of ", window, " keys: ONNX Attention has no window");
+  if (a.Has("hidden_nonfinite"))
+    return "the mask replaces the scores of hidden keys (Where); ONNX Attention adds its masks, so a NaN or "
+           "infinite key would also reach the rows that do not see it";
   const int64_t heads = a.GetInt("num_heads", 0).value_or(0);
   const int64_t kv_heads = a.GetInt("kv_num_heads", heads).value_or(heads);
   const bool causal = a.GetInt("causal", 0).value_or(0) != 0;

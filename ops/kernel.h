@@ -68,6 +68,9 @@ class KernelContext {
   /// the caller preassigned a buffer of this type and shape to output i, the
   /// output lives in that buffer instead (zeroed first).
   absl::StatusOr<Tensor*> AllocateOutput(int i, ElementType type, std::vector<int64_t> shape);
+  /// AllocateOutput without the zero fill, for kernels that write every
+  /// element of the output (the fill is a full extra write of it).
+  absl::StatusOr<Tensor*> AllocateOutputForOverwrite(int i, ElementType type, std::vector<int64_t> shape);
   /// Per output, a caller-owned buffer to allocate it in (empty Tensor = none);
   /// set by the executor for graph outputs the caller gave memory for.
   void set_preassigned_outputs(const std::vector<Tensor>* buffers) { preassigned_ = buffers; }
@@ -76,6 +79,10 @@ class KernelContext {
   /// A scratch tensor within the session's size limit, owned by the caller.
   absl::StatusOr<Tensor> AllocateScratch(ElementType type, std::vector<int64_t> shape) const {
     return Tensor::Create(type, std::move(shape), options_->max_tensor_bytes);
+  }
+  /// AllocateScratch without the zero fill, for scratch written before it is read.
+  absl::StatusOr<Tensor> AllocateScratchForOverwrite(ElementType type, std::vector<int64_t> shape) const {
+    return Tensor::CreateUninitialized(type, std::move(shape), options_->max_tensor_bytes);
   }
 
   int threads() const;
@@ -87,6 +94,8 @@ class KernelContext {
   std::vector<bool> outputs_wanted_;
   const ExecOptions* options_;
   const std::vector<Tensor>* preassigned_ = nullptr;
+
+  absl::StatusOr<Tensor*> Allocate(int i, ElementType type, std::vector<int64_t> shape, bool zeroed);
 };
 
 /// A prepared kernel for one node.

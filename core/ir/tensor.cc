@@ -11,10 +11,14 @@
 namespace attune {
 namespace {
 
-std::shared_ptr<void> AllocateZeroed(size_t bytes) {
+std::shared_ptr<void> Allocate(size_t bytes, bool zeroed) {
   void* p = AcquireBuffer(bytes);
   if (p == nullptr) return nullptr;
-  std::memset(p, 0, bytes);
+  if (zeroed) {
+    std::memset(p, 0, bytes);
+  } else {
+    PoisonUninitialized(p, bytes);
+  }
   return std::shared_ptr<void>(p, [bytes](void* q) { ReleaseBuffer(q, bytes); });
 }
 
@@ -36,6 +40,15 @@ std::string ShapeToString(std::span<const int64_t> shape) {
 }
 
 absl::StatusOr<Tensor> Tensor::Create(ElementType type, std::vector<int64_t> shape, int64_t max_bytes) {
+  return Allocated(type, std::move(shape), max_bytes, /*zeroed=*/true);
+}
+
+absl::StatusOr<Tensor> Tensor::CreateUninitialized(ElementType type, std::vector<int64_t> shape, int64_t max_bytes) {
+  return Allocated(type, std::move(shape), max_bytes, /*zeroed=*/false);
+}
+
+absl::StatusOr<Tensor> Tensor::Allocated(ElementType type, std::vector<int64_t> shape, int64_t max_bytes,
+                                         bool zeroed) {
   const size_t element_size = ElementSize(type);
   if (element_size == 0)
     return absl::UnimplementedError(absl::StrCat("unsupported element type ", ElementTypeName(type), " (",
@@ -49,7 +62,7 @@ absl::StatusOr<Tensor> Tensor::Create(ElementType type, std::vector<int64_t> sha
   t.type_ = type;
   t.shape_ = std::move(shape);
   t.num_elements_ = *count;
-  t.storage_ = AllocateZeroed(static_cast<size_t>(*count) * element_size);
+  t.storage_ = Allocate(static_cast<size_t>(*count) * element_size, zeroed);
   if (t.storage_ == nullptr)
     return absl::ResourceExhaustedError(absl::StrCat("out of memory allocating tensor ", t.DebugString()));
   t.data_ = t.storage_.get();

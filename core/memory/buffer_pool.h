@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstring>
 #include <cstdint>
 
 namespace attune {
@@ -20,6 +21,17 @@ struct BufferPoolStats {
 /// A 64-byte-aligned buffer of at least `bytes` bytes (contents unspecified),
 /// or nullptr when the system is out of memory. Release with ReleaseBuffer.
 void* AcquireBuffer(size_t bytes);
+
+/// Marks memory handed out uninitialised: filled with 0xff bytes (NaN for
+/// floats, -1 for integers) in sanitizer builds, left as it is otherwise.
+inline void PoisonUninitialized(void* p, size_t bytes) {
+#ifdef ATTUNE_POISON_UNINITIALIZED
+  std::memset(p, 0xff, bytes);
+#else
+  (void)p;
+  (void)bytes;
+#endif
+}
 
 /// Returns a buffer from AcquireBuffer(bytes); it is kept for reuse while the
 /// pool holds less than its byte limit, freed otherwise.

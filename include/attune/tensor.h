@@ -40,6 +40,11 @@ class ATTUNE_API Tensor {
   /// above max_bytes.
   static absl::StatusOr<Tensor> Create(ElementType type, std::vector<int64_t> shape,
                                        int64_t max_bytes = kDefaultMaxTensorBytes);
+  /// Like Create, but the contents are unspecified: for code that writes
+  /// every element before any is read (Attune's kernels, for the outputs they
+  /// overwrite). Saves the zero fill, a full extra write of the buffer.
+  static absl::StatusOr<Tensor> CreateUninitialized(ElementType type, std::vector<int64_t> shape,
+                                                    int64_t max_bytes = kDefaultMaxTensorBytes);
   /// A tensor that uses the caller's memory without copying; the caller keeps
   /// it alive and unchanged for as long as the tensor is used.
   static absl::StatusOr<Tensor> Borrow(const TensorView& view);
@@ -85,6 +90,8 @@ class ATTUNE_API Tensor {
   std::string DebugString() const;
 
  private:
+  static absl::StatusOr<Tensor> Allocated(ElementType type, std::vector<int64_t> shape, int64_t max_bytes,
+                                          bool zeroed);
   ElementType type_ = ElementType::kUndefined;
   std::vector<int64_t> shape_;
   int64_t num_elements_ = 0;

@@ -124,7 +124,7 @@ absl::Status AttentionKernel::Run(KernelContext& ctx) const {
   ASSIGN_OR_RETURN(const AttentionOperands operands,
                    PrepareAttentionOperands(ctx, s, *q, *k, *v, past_key, past_value));
 
-  ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(kOutputY, s.type, s.y_shape()));
+  ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutputForOverwrite(kOutputY, s.type, s.y_shape()));
   ASSIGN_OR_RETURN(Tensor y_f32, FloatTarget(ctx, *y));
   Tensor* qk = nullptr;
   Tensor qk_f32;
@@ -157,6 +157,8 @@ absl::Status AttentionKernel::Run(KernelContext& ctx) const {
   args.hidden_fills = p.hidden_fills;
   args.hidden_nonfinite = p.hidden_nonfinite;
   args.nan_rows_zeroed = p.nan_rows_zeroed;
+  args.k_finite = operands.k_finite;
+  args.v_finite = operands.v_finite;
   args.key_visible = key_padding != nullptr ? padding.visible.data() : nullptr;
   args.threads = ctx.threads();
 

@@ -1,5 +1,6 @@
 #include "ops/attention/attention_operands.h"
 
+#include <cstdint>
 #include <cstring>
 
 #include "core/common/status_macros.h"
@@ -9,9 +10,30 @@
 namespace attune::attention {
 namespace {
 
+// Copies `bytes` bytes; for float32 data also tells whether any copied
+// element is NaN or infinite (an exponent of all ones), in the same pass.
+bool CopyRows(unsigned char* dst, const unsigned char* src, size_t bytes, bool float32) {
+  if (!float32) {
+    std::memcpy(dst, src, bytes);
+    return true;
+  }
+  const size_t n = bytes / sizeof(uint32_t);
+  uint32_t bad = 0;
+  for (size_t i = 0; i < n; ++i) {
+    uint32_t bits;
+    std::memcpy(&bits, src + i * sizeof(bits), sizeof(bits));
+    std::memcpy(dst + i * sizeof(bits), &bits, sizeof(bits));
+    bad |= static_cast<uint32_t>((bits & 0x7f800000u) == 0x7f800000u);
+  }
+  return bad == 0;
+}
+
 // Writes Concat(past, new) along the sequence into `present` (B, H, P+T, D),
-// copying bytes so that every element type goes through unchanged.
-void ConcatCache(const AttentionShapes& s, int64_t dim, const Tensor* past, const Tensor& fresh, Tensor& present) {
+// copying bytes so that every element type goes through unchanged. Returns
+// whether every element is known finite (float32 only).
+bool ConcatCache(const AttentionShapes& s, int64_t dim, const Tensor* past, const Tensor& fresh, Tensor& present) {
+  const bool float32 = present.type() == ElementType::kFloat32;
+  bool finite = float32;
   const size_t elem = ElementSize(present.type());
   const size_t row_bytes = static_cast<size_t>(dim) * elem;
   const int64_t heads = s.kv_heads;
@@ -25,23 +47,24 @@ void ConcatCache(const AttentionShapes& s, int64_t dim, const Tensor* past, cons
       unsigned char* dst = out + static_cast<size_t>((b * heads + h) * s.total_kv_len) * row_bytes;
       const size_t past_block = static_cast<size_t>(past_len) * row_bytes;
       if (past_block > 0) {
-        std::memcpy(dst, old_rows + static_cast<size_t>(b * heads + h) * past_block, past_block);
+        finite &= CopyRows(dst, old_rows + static_cast<size_t>(b * heads + h) * past_block, past_block, float32);
         dst += past_block;
       }
       for (int64_t t = 0; t < new_len; ++t) {
         const int64_t row = s.three_d ? (b * new_len + t) * heads + h : (b * heads + h) * new_len + t;
-        if (row_bytes > 0) std::memcpy(dst, new_rows + static_cast<size_t>(row) * row_bytes, row_bytes);
+        if (row_bytes > 0) finite &= CopyRows(dst, new_rows + static_cast<size_t>(row) * row_bytes, row_bytes, float32);
         dst += row_bytes;
       }
     }
   }
+  return finite;
 }
 
 // The keys (or values) the computation reads, as a float view, and the
 // present output when wanted.
 absl::Status PrepareCache(KernelContext& ctx, const AttentionShapes& s, int64_t dim, const Tensor* past,
                           const Tensor& fresh, int present_output, std::vector<int64_t> present_shape,
-                          StridedView& view, std::vector<Tensor>& buffers) {
+                          StridedView& view, std::vector<Tensor>& buffers, bool& finite) {
   const bool want_present = present_output < ctx.num_outputs() && ctx.output_wanted(present_output);
   if (past == nullptr && !want_present) {
     ASSIGN_OR_RETURN(Tensor staged, StageAsFloat32(ctx, fresh));
@@ -51,12 +74,12 @@ absl::Status PrepareCache(KernelContext& ctx, const AttentionShapes& s, int64_t 
   }
   Tensor present;
   if (want_present) {
-    ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(present_output, s.type, std::move(present_shape)));
+    ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutputForOverwrite(present_output, s.type, std::move(present_shape)));
     present = *out;
   } else {
-    ASSIGN_OR_RETURN(present, ctx.AllocateScratch(s.type, std::move(present_shape)));
+    ASSIGN_OR_RETURN(present, ctx.AllocateScratchForOverwrite(s.type, std::move(present_shape)));
   }
-  ConcatCache(s, dim, past, fresh, present);
+  finite = ConcatCache(s, dim, past, fresh, present);
   ASSIGN_OR_RETURN(Tensor staged, StageAsFloat32(ctx, present));
   view = HeadView(staged.data<float>(), /*three_d=*/false, s.kv_heads, s.total_kv_len, dim);
   buffers.push_back(std::move(staged));
@@ -87,10 +110,10 @@ absl::StatusOr<AttentionOperands> PrepareAttentionOperands(KernelContext& ctx, c
   ASSIGN_OR_RETURN(Tensor staged_q, StageAsFloat32(ctx, q));
   ops.q = HeadView(staged_q.data<float>(), s.three_d, s.q_heads, s.q_len, s.head_dim);
   ops.buffers.push_back(std::move(staged_q));
-  RETURN_IF_ERROR(
-      PrepareCache(ctx, s, s.head_dim, past_key, k, kOutputPresentKey, s.present_key_shape(), ops.k, ops.buffers));
+  RETURN_IF_ERROR(PrepareCache(ctx, s, s.head_dim, past_key, k, kOutputPresentKey, s.present_key_shape(), ops.k,
+                               ops.buffers, ops.k_finite));
   RETURN_IF_ERROR(PrepareCache(ctx, s, s.v_head_dim, past_value, v, kOutputPresentValue, s.present_value_shape(), ops.v,
-                               ops.buffers));
+                               ops.buffers, ops.v_finite));
   return ops;
 }
 

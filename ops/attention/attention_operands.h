@@ -18,6 +18,10 @@ struct AttentionOperands {
   StridedView v;  // [batch][kv_heads][total_kv_len][v_head_dim]
   /// Converted or concatenated data the views point into.
   std::vector<Tensor> buffers;
+  /// Whether every K (V) entry is known finite: found while a float32 cache
+  /// was concatenated, so that the non-finite rules need not read it again.
+  bool k_finite = false;
+  bool v_finite = false;
 };
 
 /// A [B][H][T][D] view of contiguous data laid out as (B, T, H·D) when

@@ -88,7 +88,7 @@ void PropagateNonFinite(const AttentionArgs& a) {
       std::vector<bool> nan_column(static_cast<size_t>(a.v_head_dim), false);
       std::vector<std::pair<int64_t, int64_t>> inf_entries;  // (key, column)
       bool any_column = false;
-      for (int64_t j = 0; j < a.kv_len; ++j) {
+      for (int64_t j = 0; j < a.kv_len && !a.v_finite; ++j) {
         const float* v = RowOf(a.v, b, kvh, j);
         if (!AnyNonFinite(v, a.v_head_dim)) continue;
         for (int64_t d = 0; d < a.v_head_dim; ++d) {
@@ -98,7 +98,7 @@ void PropagateNonFinite(const AttentionArgs& a) {
       }
       std::vector<bool> bad_key(static_cast<size_t>(a.kv_len), false);
       bool any_key = false;
-      for (int64_t j = 0; j < a.kv_len; ++j)
+      for (int64_t j = 0; j < a.kv_len && !a.k_finite; ++j)
         if (AnyNonFinite(RowOf(a.k, b, kvh, j), a.head_dim)) any_key = bad_key[j] = true;
       for (int64_t h = kvh * group; h < (kvh + 1) * group; ++h) {
         for (int64_t i = 0; i < a.q_len; ++i) {

@@ -71,7 +71,7 @@ absl::Status RunBinary(KernelContext& ctx, const std::string& label, TypeList<Ts
   return VisitType(types, a.type(), label + ": input 0", [&](auto tag) -> absl::Status {
     using T = typename decltype(tag)::type;
     using R = BinaryResultType<T, Fn>;
-    ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, ElementTypeOf<R>::value, plan->output_shape()));
+    ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutputForOverwrite(0, ElementTypeOf<R>::value, plan->output_shape()));
     BroadcastBinary(*plan, a.data<StorageOf<T>>(), b.data<StorageOf<T>>(), out->data<StorageOf<R>>(), ctx.threads(),
                     grain, [&fn](StorageOf<T> x, StorageOf<T> y) {
                       return Arith<R>::Store(

@@ -64,7 +64,7 @@ absl::Status RunCast(KernelContext& ctx, const std::string& label, ElementType t
     using From = typename decltype(from_tag)::type;
     return VisitType(AllTypes{}, to, label + ": target type", [&](auto to_tag) -> absl::Status {
       using To = typename decltype(to_tag)::type;
-      ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, to, x->shape()));
+      ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutputForOverwrite(0, to, x->shape()));
       MapUnary(x->data<StorageOf<From>>(), out->data<StorageOf<To>>(), x->num_elements(), ctx.threads(),
                kCheapOpGrain, [](StorageOf<From> v) { return ConvertElement<From, To>(v); });
       return absl::OkStatus();

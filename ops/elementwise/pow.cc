@@ -53,7 +53,7 @@ ComputeOf<B> PowValue(ComputeOf<B> base, ComputeOf<E> exponent) {
 
 template <typename B, typename E>
 absl::Status RunPowTyped(KernelContext& ctx, const Tensor& base, const Tensor& exponent, const BroadcastPlan& plan) {
-  ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, base.type(), plan.output_shape()));
+  ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutputForOverwrite(0, base.type(), plan.output_shape()));
   const auto* b = base.data<StorageOf<B>>();
   const auto* e = exponent.data<StorageOf<E>>();
   auto* o = out->data<StorageOf<B>>();

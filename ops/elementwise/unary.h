@@ -40,7 +40,7 @@ absl::Status RunUnary(KernelContext& ctx, const std::string& label, TypeList<Ts.
   return VisitType(types, x->type(), label + ": input 0", [&](auto tag) -> absl::Status {
     using T = typename decltype(tag)::type;
     using R = UnaryResultType<T, Fn>;
-    ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, ElementTypeOf<R>::value, x->shape()));
+    ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutputForOverwrite(0, ElementTypeOf<R>::value, x->shape()));
     MapUnary(x->data<StorageOf<T>>(), out->data<StorageOf<R>>(), x->num_elements(), ctx.threads(), grain,
              [&fn](StorageOf<T> v) {
                return Arith<R>::Store(static_cast<ComputeOf<R>>(fn(Arith<T>::Load(v))));
@@ -56,7 +56,7 @@ absl::Status RunUnaryVectorised(KernelContext& ctx, const std::string& label, Ty
                                 const Fn& fn) {
   ASSIGN_OR_RETURN(const Tensor* x, RequiredInput(ctx, 0, label));
   if (x->type() != ElementType::kFloat32) return RunUnary(ctx, label, types, fn);
-  ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, ElementType::kFloat32, x->shape()));
+  ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutputForOverwrite(0, ElementType::kFloat32, x->shape()));
   RunVectorUnary(op, x->data<float>(), out->data<float>(), x->num_elements(), ctx.threads());
   return absl::OkStatus();
 }

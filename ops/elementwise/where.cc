@@ -48,7 +48,7 @@ absl::Status RunWhere(KernelContext& ctx, const std::string& label) {
                                                    "; they must match"));
   auto plan = BroadcastPlan::Create({cond->shape(), x->shape(), y->shape()});
   if (!plan.ok()) return Annotate(plan.status(), label);
-  ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, x->type(), plan->output_shape()));
+  ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutputForOverwrite(0, x->type(), plan->output_shape()));
   const auto* c = cond->data<uint8_t>();
   switch (ElementSize(x->type())) {
     case 1: WhereTyped(*plan, c, x->data<uint8_t>(), y->data<uint8_t>(), out->data<uint8_t>(), ctx.threads()); break;

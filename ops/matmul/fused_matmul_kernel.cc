@@ -40,7 +40,7 @@ class FusedMatMulKernel final : public Kernel {
       std::swap(b_shape[b_shape.size() - 1], b_shape[b_shape.size() - 2]);
     }
     ASSIGN_OR_RETURN(MatMulShape shape, PlanMatMul(label_, a->shape(), b_shape));
-    ASSIGN_OR_RETURN(Tensor * c, ctx.AllocateOutput(0, a->type(), shape.output_shape));
+    ASSIGN_OR_RETURN(Tensor * c, ctx.AllocateOutputForOverwrite(0, a->type(), shape.output_shape));
     if (c->num_elements() == 0) return absl::OkStatus();
     if (trans_b_ && a->type() == ElementType::kFloat32 && shape.out_batch.empty() && shape.m <= kGemvMaxRows) {
       GemvTransposed(a->data<float>(), b->data<float>(), c->data<float>(), shape.m, shape.k, shape.n, ctx.threads());

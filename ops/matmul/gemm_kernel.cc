@@ -126,7 +126,7 @@ class GemmKernel final : public Kernel {
     if (c != nullptr) {
       ASSIGN_OR_RETURN(view, BroadcastC(label_, c->shape(), m, n));
     }
-    ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, a->type(), {m, n}));
+    ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutputForOverwrite(0, a->type(), {m, n}));
     if (y->num_elements() == 0) return absl::OkStatus();
     const int threads = ctx.threads();
 

@@ -36,7 +36,7 @@ class MatMulKernel final : public Kernel {
     if (a == nullptr || b == nullptr) return absl::InvalidArgumentError(absl::StrCat(label_, ": needs inputs A and B"));
     RETURN_IF_ERROR(CheckOperandTypes(label_, a->type(), b->type()));
     ASSIGN_OR_RETURN(MatMulShape shape, PlanMatMul(label_, a->shape(), b->shape()));
-    ASSIGN_OR_RETURN(Tensor * c, ctx.AllocateOutput(0, a->type(), shape.output_shape));
+    ASSIGN_OR_RETURN(Tensor * c, ctx.AllocateOutputForOverwrite(0, a->type(), shape.output_shape));
     if (c->num_elements() == 0) return absl::OkStatus();
     if (UsePacked(*b)) return packed_->Run(a->data<float>(), shape.m, c->data<float>(), ctx.threads());
     return ComputeMatMul(shape, *a, *b, *c, ctx.threads());

@@ -75,7 +75,7 @@ class NormKernel final : public Kernel {
 
     NormalizeRowsJob job;
     job.x = x;
-    ASSIGN_OR_RETURN(job.y, ctx.AllocateOutput(0, x->type(), shape));
+    ASSIGN_OR_RETURN(job.y, ctx.AllocateOutputForOverwrite(0, x->type(), shape));
     job.rows = 1;
     for (int64_t d = 0; d < axis; ++d) job.rows *= shape[d];
     job.features = 1;

@@ -120,7 +120,7 @@ absl::Status SoftmaxRun(KernelContext& ctx, int64_t axis_attr, bool coerce_2d, b
   const int64_t rank = input->rank();
   // A scalar is treated as a one-element vector.
   ASSIGN_OR_RETURN(const int64_t axis, NormalizeAxis(axis_attr, std::max<int64_t>(rank, 1), name));
-  ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, input->type(), input->shape()));
+  ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutputForOverwrite(0, input->type(), input->shape()));
   if (out->num_elements() == 0) return absl::OkStatus();
   const std::vector<int64_t> shape = rank == 0 ? std::vector<int64_t>{1} : input->shape();
   const int64_t outer = DimProduct(shape, 0, axis);

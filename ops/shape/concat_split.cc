@@ -36,7 +36,7 @@ absl::Status ConcatRun(KernelContext& ctx, int64_t axis_attr) {
     if (__builtin_add_overflow(out_shape[axis], t.shape()[axis], &out_shape[axis]))
       return absl::InvalidArgumentError("Concat: output dim overflows");
   }
-  ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, first.type(), out_shape));
+  ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutputForOverwrite(0, first.type(), out_shape));
   if (out->num_elements() == 0) return absl::OkStatus();
   const size_t elem = ElementSize(first.type());
   const int64_t outer = DimProduct(out_shape, 0, axis);

@@ -35,7 +35,7 @@ absl::Status GatherRun(KernelContext& ctx, int64_t axis_attr) {
   std::vector<int64_t> out_shape(data->shape().begin(), data->shape().begin() + axis);
   out_shape.insert(out_shape.end(), indices->shape().begin(), indices->shape().end());
   out_shape.insert(out_shape.end(), data->shape().begin() + axis + 1, data->shape().end());
-  ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, data->type(), out_shape));
+  ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutputForOverwrite(0, data->type(), out_shape));
   if (out->num_elements() == 0) return absl::OkStatus();
   const int64_t outer = DimProduct(data->shape(), 0, axis);
   const int64_t block = DimProduct(data->shape(), axis + 1, rank) * static_cast<int64_t>(ElementSize(data->type()));

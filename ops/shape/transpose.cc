@@ -38,7 +38,7 @@ KernelOr MakeTransposeKernel(const KernelInfo& info) {
       ctx.SetOutput(0, *data);
       return absl::OkStatus();
     }
-    ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, data->type(), out_shape));
+    ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutputForOverwrite(0, data->type(), out_shape));
     StridedCopy(data->raw_data(), out->raw_data(), out_shape, src_strides, ElementSize(data->type()), ctx.threads());
     return absl::OkStatus();
   });

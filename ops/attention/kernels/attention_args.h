@@ -101,6 +101,9 @@ struct AttentionArgs {
   /// A query row that sees no key at all outputs this.
   MaskedRows masked_rows = MaskedRows::kZeros;
   HiddenNonFinite hidden_nonfinite;
+  /// Every K (V) entry is known finite, so the non-finite rules skip reading them.
+  bool k_finite = false;
+  bool v_finite = false;
   /// The subgraph guards its probabilities with Where(IsNaN(p), 0, p): a row
   /// that a NaN or +inf score makes NaN gives all-zero weights instead.
   bool nan_rows_zeroed = false;
