@@ -21,7 +21,6 @@
 #include <optional>
 
 #include "engine/passes/passes.h"
-#include "engine/passes/symbolic_dim.h"
 
 namespace attune {
 namespace {
@@ -90,7 +89,7 @@ bool BroadcastKeepsShape(const std::optional<SymbolicShape>& x, const std::optio
   for (size_t i = 0; i < c->size(); ++i) {
     const Dim& cd = (*c)[i];
     if (cd.is_known() && cd.value() == 1) continue;
-    if (!DimsEqual(cd, (*x)[offset + i])) return false;
+    if (!(cd == (*x)[offset + i])) return false;
   }
   return true;
 }

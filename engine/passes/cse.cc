@@ -13,7 +13,6 @@
 #include "engine/passes/graph_edits.h"
 #include "engine/passes/passes.h"
 #include "engine/passes/shape_analysis.h"
-#include "engine/passes/symbolic_dim.h"
 
 namespace attune {
 namespace {
@@ -123,9 +122,8 @@ class CommonSubexpressionPass final : public Pass {
     if (!f.data || !f.shape) return std::nullopt;
     std::string key = absl::StrCat(static_cast<int>(f.type), "/", SymbolicShapeToString(*f.shape), "/");
     for (const Dim& d : *f.data) {
-      auto e = DimExpr::FromDim(d);
-      if (!e) return std::nullopt;
-      absl::StrAppend(&key, e->ToString(), ",");
+      if (d.is_unknown()) return std::nullopt;
+      absl::StrAppend(&key, d.ToString(), ",");
     }
     return key;
   }

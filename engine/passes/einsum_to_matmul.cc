@@ -20,7 +20,6 @@
 #include <optional>
 
 #include "engine/passes/passes.h"
-#include "engine/passes/symbolic_dim.h"
 #include "ops/matmul/einsum_equation.h"
 
 namespace attune {
@@ -130,7 +129,7 @@ class EinsumToMatMulPass final : public Pass {
       Value* a = node->input(0);
       Value* b = node->input(1);
       if (!HasRank(a, ta.letters.size()) || !HasRank(b, tb.letters.size())) continue;
-      if (!DimsEqual((*a->shape())[layout->a_contracted], (*b->shape())[layout->b_contracted])) continue;
+      if (!((*a->shape())[layout->a_contracted] == (*b->shape())[layout->b_contracted])) continue;
       Rewrite(graph, node, a, b, *layout);
       changed = true;
     }

@@ -7,7 +7,6 @@
 #include "engine/passes/graph_edits.h"
 #include "engine/passes/passes.h"
 #include "engine/passes/shape_analysis.h"
-#include "engine/passes/symbolic_dim.h"
 
 namespace attune {
 namespace {
@@ -59,7 +58,7 @@ std::optional<std::vector<int64_t>> CanonicalReshapeTarget(const std::vector<Dim
       result.push_back(t.value());
       continue;
     }
-    if (!t.is_unknown() && in && i < in->size() && DimsEqual(t, (*in)[i])) {
+    if (!t.is_unknown() && in && i < in->size() && t == (*in)[i]) {
       copies = true;
       result.push_back(0);
       continue;
@@ -87,7 +86,7 @@ std::optional<std::vector<int64_t>> CanonicalExpandShape(const std::vector<Dim>&
       continue;
     }
     const int64_t j = static_cast<int64_t>(i) + offset;
-    if (!in || j < 0 || t.is_unknown() || !DimsEqual(t, (*in)[j])) return std::nullopt;
+    if (!in || j < 0 || t.is_unknown() || !(t == (*in)[j])) return std::nullopt;
     result.push_back(1);
   }
   return result;

@@ -1,6 +1,7 @@
 #include "engine/pattern/predicates.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "engine/pattern/constants.h"
 
 namespace attune::pattern {
@@ -44,16 +45,21 @@ bool IsPermutation(const std::vector<int64_t>& perm) {
   return true;
 }
 
-std::optional<std::vector<int64_t>> TransposePerm(const Node& node) {
+absl::StatusOr<std::vector<int64_t>> TransposePerm(const Node& node) {
   const Value* in = node.input(0);
+  const bool rank_known = in != nullptr && in->shape().has_value();
   if (node.attributes().Has("perm")) {
     auto perm = node.attributes().GetInts("perm");
     // The validator refuses such a node; a pattern still never hands it on.
-    if (!perm.ok() || !IsPermutation(*perm)) return std::nullopt;
-    if (in != nullptr && in->shape().has_value() && in->shape()->size() != perm->size()) return std::nullopt;
+    if (!perm.ok()) return absl::InvalidArgumentError("perm is not a list of ints");
+    const std::string text = absl::StrCat("[", absl::StrJoin(*perm, ", "), "]");
+    if (!IsPermutation(*perm)) return absl::InvalidArgumentError(absl::StrCat("perm ", text, " is not a permutation"));
+    if (rank_known && in->shape()->size() != perm->size())
+      return absl::InvalidArgumentError(
+          absl::StrCat("perm ", text, " has ", perm->size(), " entries for a rank-", in->shape()->size(), " input"));
     return *perm;
   }
-  if (in == nullptr || !in->shape().has_value()) return std::nullopt;
+  if (!rank_known) return absl::FailedPreconditionError("no perm, and the input's rank is unknown");
   std::vector<int64_t> perm;
   for (int64_t i = static_cast<int64_t>(in->shape()->size()) - 1; i >= 0; --i) perm.push_back(i);
   return perm;

@@ -3,6 +3,7 @@
 
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "engine/pattern/pattern.h"
 
 namespace attune::pattern {
@@ -16,9 +17,10 @@ NodeCheck IsInferenceDropout();
 std::vector<OpPattern> IdentityWrappers();
 /// True when `perm` holds each of 0 .. size - 1 once.
 bool IsPermutation(const std::vector<int64_t>& perm);
-/// The normalised permutation attribute of a Transpose (reversed dims when absent),
-/// or nullopt when the rank is unknown and there is no attribute, or when the
-/// attribute is not a permutation of the input's rank.
-std::optional<std::vector<int64_t>> TransposePerm(const Node& node);
+/// The normalised permutation attribute of a Transpose (reversed dims when
+/// absent), or why it cannot be read: no attribute and an unknown input rank,
+/// or an attribute that is not a permutation of the input's rank. Only a
+/// permutation of the right size is ever handed on, so callers may index with it.
+absl::StatusOr<std::vector<int64_t>> TransposePerm(const Node& node);
 
 }  // namespace attune::pattern

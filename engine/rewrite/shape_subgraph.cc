@@ -1,7 +1,6 @@
 #include "engine/rewrite/shape_subgraph.h"
 
 #include <algorithm>
-#include <cctype>
 #include <variant>
 
 #include "absl/container/flat_hash_map.h"
@@ -162,24 +161,13 @@ std::string RenamedShape(const std::optional<SymbolicShape>& shape, std::vector<
 std::string RenamedDim(const Dim& d, std::vector<std::string>& symbols) {
   if (d.is_known()) return absl::StrCat(d.value());
   if (!d.is_symbol()) return "?";
-  // The expression with each identifier replaced by its index of appearance.
-  const std::string text = d.ToString();
-  const auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
-  std::string renamed;
-  for (size_t i = 0; i < text.size();) {
-    if (!word(text[i])) {
-      renamed += text[i++];
-      continue;
-    }
-    size_t j = i;
-    while (j < text.size() && (word(text[j]) || text[j] == '/' || text[j] == '.')) ++j;
-    const std::string id = text.substr(i, j - i);
-    auto it = std::find(symbols.begin(), symbols.end(), id);
-    absl::StrAppend(&renamed, "$", it - symbols.begin());
-    if (it == symbols.end()) symbols.push_back(id);
-    i = j;
-  }
-  return renamed;
+  // The expression with each name replaced by its index of first appearance.
+  return d.expr()->ToString([&](const std::string& name) {
+    auto it = std::find(symbols.begin(), symbols.end(), name);
+    std::string index = absl::StrCat("$", it - symbols.begin());
+    if (it == symbols.end()) symbols.push_back(name);
+    return index;
+  });
 }
 
 std::string ShapeSubgraph::Fingerprint(std::vector<std::string>& symbols) const {

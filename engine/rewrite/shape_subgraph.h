@@ -23,9 +23,10 @@ struct CutValues {
   bool graph_inputs = false;
 };
 
-/// A dim with each identifier replaced by its index in `symbols` (appended
-/// on first appearance): "past+seq" and "p+s" read alike when p, s come in
-/// the same order. ShapeSubgraph::Fingerprint spells shapes this way.
+/// A dim with each symbol name replaced by its index in `symbols` (appended
+/// on first appearance), numbers kept: "past+seq" and "p+s" read alike when
+/// p, s come in the same order, "12*seq" and "3*seq" do not.
+/// ShapeSubgraph::Fingerprint spells shapes this way.
 std::string RenamedDim(const Dim& d, std::vector<std::string>& symbols);
 
 class ShapeSubgraph {

@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "core/common/status_macros.h"
+#include "core/ir/dim_expr.h"
 #include "engine/pattern/constants.h"
 #include "engine/rewrite/dim_binding.h"
 
@@ -248,7 +249,7 @@ absl::StatusOr<VerifyErrors> VerifyRewritePlan(const Graph& graph, const Rewrite
       if (!in->shape().has_value()) continue;
       for (const Dim& d : *in->shape())
         for (const std::string& s : SymbolsOf(d))
-          if (!binding.IsBound(s) && IsPlainSymbol(Dim::Symbol(s))) binding.Bind(s, SizeFor(s, sizes));
+          if (!binding.IsBound(s) && IsIdentifier(s)) binding.Bind(s, SizeFor(s, sizes));
     }
     return binding;
   };

@@ -60,5 +60,16 @@ TEST(CutFingerprintTest, AConstantAnAttributeOrAShapeChangesIt) {
   EXPECT_NE(FingerprintOf(*fills.graph, fills.roots[0]), FingerprintOf(*known.graph, known.roots[0]));
 }
 
+TEST(CutFingerprintTest, RenamedDimsKeepNumbers) {
+  auto renamed = [](const char* text) {
+    std::vector<std::string> symbols;
+    return RenamedDim(Dim::Symbol(text), symbols);
+  };
+  EXPECT_EQ(renamed("past+seq"), renamed("p+s"));
+  EXPECT_EQ(renamed("batch*(min(64,seq))"), renamed("b*(min(64,t))"));
+  EXPECT_NE(renamed("12*seq"), renamed("3*seq"));
+  EXPECT_NE(renamed("min(64,seq)"), renamed("min(32,seq)"));
+}
+
 }  // namespace
 }  // namespace attune::testing

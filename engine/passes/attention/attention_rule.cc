@@ -7,6 +7,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "engine/passes/attention/broadcast_check.h"
 #include "engine/passes/attention/mask_chain_proof.h"
 #include "engine/passes/attention/mask_proof.h"
@@ -77,25 +78,45 @@ std::variant<double, Reason> ScaleFactor(const pattern::Match& m) {
 
 struct Operands {
   HeadOperand q, k, v;
+  /// Why K and V were read without a repeat or a KV cache the walk found for one of them.
+  std::vector<std::string> notes;
 };
 
-Operands ResolveOperands(const pattern::Match& m, int rank, bool allow_repeat, bool allow_past) {
+std::variant<Operands, Reason> ResolveOperands(const pattern::Match& m, int rank, bool allow_repeat, bool allow_past) {
   ResolveOptions kv;
   kv.look_through_repeat = allow_repeat && rank == 4;
   kv.look_through_past = allow_past && rank == 4;
-  Operands ops;
-  ops.q = ResolveOperand(m.value(c::kQ), {}, rank, {});
+  absl::StatusOr<HeadOperand> k;
   if (const Value* kt = m.value(c::kKt)) {
-    ops.k = ResolveOperand(kt, SwapLastTwo(rank), rank, kv);
+    k = ResolveOperand(kt, SwapLastTwo(rank), rank, kv);
   } else {
-    auto perm = pattern::TransposePerm(*m.node(c::kKtTranspose));
-    Perm p = perm && static_cast<int>(perm->size()) == rank ? *perm : SwapLastTwo(rank);
-    // TransposePerm hands on only permutations, so p composes with SwapLastTwo.
-    const std::optional<Perm> k_perm = ComposePerms(p, SwapLastTwo(rank));
-    ops.k = ResolveOperand(m.value(c::kKtBase), k_perm.value_or(SwapLastTwo(rank)), rank, kv);
+    // Kᵀ = Transpose(K · scale): K is that tensor under the transpose's perm
+    // composed with the swap, which needs the perm itself (never a guess).
+    const Node& t = *m.node(c::kKtTranspose);
+    absl::StatusOr<Perm> perm = pattern::TransposePerm(t);
+    if (!perm.ok()) return Reason(absl::StrCat("cannot read K through ", t.Describe(), ": ", perm.status().message()));
+    const std::optional<Perm> k_perm = ComposePerms(*perm, SwapLastTwo(rank));
+    if (!k_perm)
+      return Reason(absl::StrCat("cannot read K through ", t.Describe(), ": it permutes ", perm->size(),
+                                 " dims, the scores have ", rank));
+    k = ResolveOperand(m.value(c::kKtBase), *k_perm, rank, kv);
   }
-  ops.v = ResolveOperand(m.value(c::kV), {}, rank, kv);
-  return ops;
+  absl::StatusOr<HeadOperand> q = ResolveOperand(m.value(c::kQ), {}, rank, {});
+  absl::StatusOr<HeadOperand> v = ResolveOperand(m.value(c::kV), {}, rank, kv);
+  for (const absl::StatusOr<HeadOperand>* op : {&q, &k, &v})
+    if (!op->ok()) return Reason(std::string(op->status().message()));
+  return Operands{*std::move(q), *std::move(k), *std::move(v), {}};
+}
+
+using NamedOperand = std::pair<const char*, const HeadOperand*>;
+
+// What the operand walks noted, for a rejection that follows from what they
+// found: " (K and V ...; V: not a grouped head repeat: ...)", or nothing.
+std::string WalkNotes(const Operands& ops, std::initializer_list<NamedOperand> operands) {
+  std::vector<std::string> parts = ops.notes;
+  for (const auto& [name, op] : operands)
+    for (const std::string& miss : op->misses) parts.push_back(absl::StrCat(name, ": ", miss));
+  return parts.empty() ? "" : absl::StrCat(" (", absl::StrJoin(parts, "; "), ")");
 }
 
 // The reference to an operand in (B, H, T, D) (or (B, T, D)) layout: the value
@@ -335,30 +356,51 @@ std::variant<AttentionRewrite, std::string> CheckAttention(const Graph& graph, c
     softcap = a;
   }
 
-  for (const Value* operand : {q, m.value(c::kV)}) {
+  // K as the score MatMul reads it: a scale on K of a higher rank could broadcast it.
+  const Value* k_read = m.value(c::kKt) != nullptr ? m.value(c::kKt) : m.value(c::kKtBase);
+  for (const Value* operand : {q, k_read, m.value(c::kV)}) {
     const int r = RankOf(operand);
     if (r != 0 && r != rank) return Reason(absl::StrCat("operand ", Quote(operand), " has rank ", r, ", scores ", rank));
   }
-  Operands ops = ResolveOperands(m, rank, true, true);
-  if ((ops.k.past == nullptr) != (ops.v.past == nullptr)) ops = ResolveOperands(m, rank, true, false);
-  if (ops.k.groups != ops.v.groups) ops = ResolveOperands(m, rank, false, ops.k.past != nullptr);
+  Operands ops;
+  std::vector<std::string> notes;
+  auto resolve = [&](bool allow_repeat, bool allow_past) -> std::optional<Reason> {
+    auto resolved = ResolveOperands(m, rank, allow_repeat, allow_past);
+    if (auto* why = std::get_if<Reason>(&resolved)) return *why;
+    ops = std::get<Operands>(std::move(resolved));
+    ops.notes = notes;
+    return std::nullopt;
+  };
+  if (auto why = resolve(true, true)) return *why;
+  if ((ops.k.past == nullptr) != (ops.v.past == nullptr)) {
+    notes.push_back(absl::StrCat(ops.k.past != nullptr ? "K" : "V", " reads a KV cache and ",
+                                 ops.k.past != nullptr ? "V" : "K", " does not, so neither is read through one"));
+    if (auto why = resolve(true, false)) return *why;
+  }
+  if (ops.k.groups != ops.v.groups) {
+    notes.push_back(absl::StrCat("K and V repeat their heads differently (", ops.k.groups, " and ", ops.v.groups,
+                                 " times), so neither is read through its repeat"));
+    if (auto why = resolve(false, ops.k.past != nullptr)) return *why;
+  }
   const ElementType type = q->type();
   // The fused kernels accumulate in float32; fusing a float64 graph would silently lose precision.
   if (type == ElementType::kFloat64) return Reason("Q is float64 and the fused attention kernels compute in float32");
-  for (const HeadOperand* op : {&ops.k, &ops.v}) {
+  for (const auto& [name, op] : {NamedOperand{"K", &ops.k}, NamedOperand{"V", &ops.v}}) {
     const Value* val = op->value != nullptr ? op->value : op->base;
     if (type != ElementType::kUndefined && val->type() != ElementType::kUndefined && val->type() != type)
       return Reason(absl::StrCat("Q is ", ElementTypeName(type), " but ", Quote(val), " is ",
-                                 ElementTypeName(val->type())));
+                                 ElementTypeName(val->type()), WalkNotes(ops, {{name, op}})));
   }
   const Value* out4 = pv->output(0);
   if (type != ElementType::kUndefined && out4->type() != ElementType::kUndefined && out4->type() != type)
     return Reason(absl::StrCat("the output is ", ElementTypeName(out4->type()), " but Q is ", ElementTypeName(type)));
   if (rank == 4 && ops.q.heads > 0 && ops.k.heads > 0) {
     if (ops.q.heads % ops.k.heads != 0)
-      return Reason(absl::StrCat(ops.q.heads, " query heads are not a multiple of ", ops.k.heads, " key heads"));
+      return Reason(absl::StrCat(ops.q.heads, " query heads are not a multiple of ", ops.k.heads, " key heads",
+                                 WalkNotes(ops, {{"Q", &ops.q}, {"K", &ops.k}})));
     if (ops.v.heads > 0 && ops.v.heads != ops.k.heads)
-      return Reason(absl::StrCat("K has ", ops.k.heads, " heads but V has ", ops.v.heads));
+      return Reason(absl::StrCat("K has ", ops.k.heads, " heads but V has ", ops.v.heads,
+                                 WalkNotes(ops, {{"K", &ops.k}, {"V", &ops.v}})));
   }
 
   AttentionRewrite rw;
@@ -371,7 +413,11 @@ std::variant<AttentionRewrite, std::string> CheckAttention(const Graph& graph, c
 
   // Layout: straight from the projections when every split and the merge are plain.
   std::optional<HeadMerge> merge;
-  if (rank == 4) merge = FindHeadMerge(out4, ops.q.heads, ops.v.head_dim);
+  if (rank == 4) {
+    // Without the merge the fused op writes (B, H, T, Dv) and the merge stays: a layout, not a rejection.
+    absl::StatusOr<HeadMerge> found = FindHeadMerge(out4, ops.q.heads, ops.v.head_dim);
+    if (found.ok()) merge = *std::move(found);
+  }
   const bool three_d = rank == 3 || (ops.q.projection && ops.k.projection && ops.v.projection && merge);
   std::string q_ref, k_ref, v_ref;
   const Value* replaced = out4;

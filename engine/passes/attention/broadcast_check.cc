@@ -1,7 +1,7 @@
 #include "engine/passes/attention/broadcast_check.h"
 
 #include "absl/strings/str_cat.h"
-#include "engine/passes/attention/operands.h"
+#include "engine/passes/attention/operand_forms.h"
 
 namespace attune::attention {
 namespace {

@@ -1,7 +1,8 @@
 // Where the fused op's Q, K and V come from: walks back from the tensors the
 // score and output MatMuls read, through transposes, a grouped-query head
-// repeat, a KV-cache Concat and the Reshape+Transpose head split, and finds
-// the head merge after the output MatMul.
+// repeat, a KV-cache Concat and the Reshape+Transpose head split (each form
+// a pattern in operand_forms.h). A form the walk reaches but cannot look
+// through is noted with the check that failed.
 #pragma once
 
 #include <cstdint>
@@ -9,11 +10,11 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "core/ir/graph.h"
+#include "engine/passes/attention/operand_forms.h"
 
 namespace attune::attention {
-
-using Perm = std::vector<int64_t>;
 
 /// One of Q, K, V as the fused op can take it.
 struct HeadOperand {
@@ -33,6 +34,9 @@ struct HeadOperand {
   const Value* present = nullptr;  // the Concat output (past + new)
   /// Nodes looked through (transposes, repeat, concat, split) in order.
   std::vector<const Node*> nodes;
+  /// The near misses of the walk, in order: each form it reached but could
+  /// not look through, with the reason ("not a head split: Reshape 'r': ...").
+  std::vector<std::string> misses;
 };
 
 struct ResolveOptions {
@@ -42,7 +46,8 @@ struct ResolveOptions {
 
 /// The operand Transpose(value, perm) (perm empty = identity) seen through
 /// transposes, and for K/V through a grouped repeat and a past Concat.
-HeadOperand ResolveOperand(const Value* value, Perm perm, int rank, const ResolveOptions& options);
+/// InvalidArgument when `perm` is not a permutation of `rank`.
+absl::StatusOr<HeadOperand> ResolveOperand(const Value* value, Perm perm, int rank, const ResolveOptions& options);
 
 /// The permutation that composes Transpose(Transpose(x, inner), outer) into
 /// one; nullopt unless both are permutations of the same rank.
@@ -51,18 +56,5 @@ bool IsIdentityPerm(const Perm& perm);
 Perm IdentityPerm(int rank);
 /// The permutation swapping the last two of `rank` dims.
 Perm SwapLastTwo(int rank);
-
-/// The head merge after the output: Transpose(0,2,1,3) then Reshape to (B, T, H·Dv).
-struct HeadMerge {
-  const Value* merged = nullptr;  // the Reshape output (B, T, H·Dv)
-  std::vector<const Node*> nodes;
-};
-/// The merge reading `y4` (B, H, T, Dv) when y4 and the transpose have no other use.
-std::optional<HeadMerge> FindHeadMerge(const Value* y4, int64_t heads, int64_t v_head_dim);
-
-/// The number of dims of a value, or 0 when unknown.
-int RankOf(const Value* value);
-/// Dim `i` of a value's shape (negative counts from the end), or an unknown Dim.
-Dim DimOf(const Value* value, int i);
 
 }  // namespace attune::attention

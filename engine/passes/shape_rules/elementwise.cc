@@ -76,9 +76,9 @@ Dim Arith(const std::string& op, const Dim& a, const Dim& b) {
 // elements come from dims, so a polynomial with non-negative coefficients
 // and a positive constant term is never 0.
 std::optional<bool> ProvablyEqual(const Dim& a, const Dim& b) {
-  if (DimsEqual(a, b)) return true;
-  auto ea = DimExpr::FromDim(a);
-  auto eb = DimExpr::FromDim(b);
+  if (a == b) return true;
+  auto ea = a.AsExpr();
+  auto eb = b.AsExpr();
   if (!ea || !eb) return std::nullopt;
   auto diff = DimExpr::Sub(*ea, *eb);
   if (!diff) return std::nullopt;

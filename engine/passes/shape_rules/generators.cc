@@ -124,9 +124,9 @@ absl::Status RangeRule(ShapeContext& ctx) {
   auto s = ctx.InputData(0);
   auto l = ctx.InputData(1);
   if (delta && *delta == 1 && s && l && s->size() == 1 && l->size() == 1) {
-    auto length = DimExpr::FromDim(DimSub((*l)[0], (*s)[0]));
+    auto length = DimSub((*l)[0], (*s)[0]).AsExpr();
     if (length && length->IsNonNegative()) {
-      out.shape = SymbolicShape{length->ToDim()};
+      out.shape = SymbolicShape{Dim::FromExpr(*std::move(length))};
       return absl::OkStatus();
     }
   }

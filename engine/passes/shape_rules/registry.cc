@@ -176,7 +176,8 @@ const ValueFacts& ShapeContext::input(int i) const {
 
 Dim ShapeContext::FreshDim(int output, int dim) const {
   const Value* v = node_.output(output);
-  return Dim::Symbol(absl::StrCat("unk__", v != nullptr ? v->name() : node_.name(), "_", dim));
+  // One name whatever the value's name holds: "unk__a-b_0" is not a difference.
+  return Dim::Named(absl::StrCat("unk__", v != nullptr ? v->name() : node_.name(), "_", dim));
 }
 
 std::optional<std::vector<Dim>> ShapeContext::InputData(int i) const {

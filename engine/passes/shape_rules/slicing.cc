@@ -174,17 +174,17 @@ std::pair<int64_t, int64_t> StaticSlice(int64_t dim, int64_t start, int64_t end,
 // dim is min(k, dim), mask[:T] of a 64-long buffer is min(T, 64)).
 Dim SymbolicSliceLength(const Dim& dim, const Dim& start, const Dim& end) {
   auto non_negative = [](const Dim& d) {
-    auto e = DimExpr::FromDim(d);
+    auto e = d.AsExpr();
     return e && e->IsNonNegative();
   };
-  const bool to_end = DimsEqual(end, dim) || (end.is_known() && end.value() >= kToEnd);
+  const bool to_end = end == dim || (end.is_known() && end.value() >= kToEnd);
   if (to_end) {
     if (start.is_known() && start.value() < 0) return DimMin(Dim::Known(-start.value()), dim);
     if (!non_negative(start)) return Dim();
     // start <= dim is provable only when dim - start has no negative term.
-    auto length = DimExpr::FromDim(DimSub(dim, start));
+    auto length = DimSub(dim, start).AsExpr();
     if (!length || !length->IsNonNegative()) return Dim();
-    return length->ToDim();
+    return Dim::FromExpr(*std::move(length));
   }
   if (start.is_known() && start.value() == 0 && non_negative(end)) return DimMin(end, dim);
   return Dim();
