@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "core/schema/multi_head_attention.h"
 
 namespace attune::cli {
 namespace {
@@ -34,8 +35,9 @@ std::string HumanBytes(int64_t bytes) {
 
 std::string MaskText(const nlohmann::json& f) {
   const std::string mask = f["mask"];
-  if (mask == "window" || mask == "window+padding")
-    return absl::StrCat(mask == "window" ? "window " : "window+padding ", f["window"].dump());
+  auto kind = mha::ParseMaskKind(mask);
+  if (kind.ok() && mha::WithoutKeyPadding(*kind) == mha::MaskKind::kWindow)
+    return absl::StrCat(mask, " ", f["window"].dump());
   return mask;
 }
 
@@ -69,7 +71,7 @@ std::string RenderTextReport(const nlohmann::json& r, bool colour) {
     before_total += before;
     after_total += after;
     std::string line = absl::StrFormat("  %-24s %6d -> %-6d", op, before, after);
-    if (op == "MultiHeadAttention") line = s.Green(line);
+    if (op == mha::kOpType) line = s.Green(line);
     else if (after == 0) line = s.Dim(line);
     absl::StrAppend(&out, line, "\n");
   }
