@@ -38,7 +38,8 @@ struct SessionOptions {
   AttentionBackendOption attention_backend = AttentionBackendOption::kAuto;
   /// Largest single tensor (model weights and intermediates), in bytes.
   int64_t max_tensor_bytes = kDefaultMaxTensorBytes;
-  /// Least severe message written to stderr (process-wide: the last Session created sets it).
+  /// Least severe message this Session writes to stderr, while it is created
+  /// and while it runs; other Sessions, on any thread, keep their own.
   LogSeverity log_severity = LogSeverity::kWarning;
 };
 
