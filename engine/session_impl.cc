@@ -94,6 +94,7 @@ absl::StatusOr<std::unique_ptr<SessionImpl>> SessionImpl::Create(std::unique_ptr
   impl->report_.ops_before = OpHistogram(*impl->graph_);
   std::unique_ptr<PassManager> pipeline = DefaultPipeline(options.fuse);
   for (const std::string& name : options.disabled_passes) RETURN_IF_ERROR(pipeline->Disable(name));
+  if (!options.stop_after_pass.empty()) RETURN_IF_ERROR(pipeline->StopAfter(options.stop_after_pass));
   PassContext context;
   context.registry = &DefaultKernelRegistry();
   const PlanEvaluator evaluator(DefaultKernelRegistry());

@@ -50,6 +50,13 @@ struct RejectedCandidate {
   std::string reason;   // the first check that failed
 };
 
+/// A pipeline stage whose passes still changed the graph in the last round
+/// its cap allows (a stage repeats its passes until none changes anything).
+struct IterationCapHit {
+  std::string stage;  // "simplify", "fuse", ...
+  int rounds = 0;     // the cap: rounds run
+};
+
 /// The optimiser's account of one model: op counts before and after, fusions, rejections.
 struct FusionReport {
   std::map<std::string, int> ops_before;  // op type -> count, before the passes
@@ -57,6 +64,10 @@ struct FusionReport {
   std::vector<FusionRecord> fusions;
   std::vector<RejectedCandidate> rejected;
   std::vector<std::string> passes_run;    // pass names in the order they ran
+  /// Stages that stopped at their round cap without reaching a fixed point.
+  std::vector<IterationCapHit> iteration_cap_hit;
+  /// The pass the pipeline stopped after (SessionOptions::stop_after_pass); empty when every pass ran.
+  std::string stopped_after;
 };
 
 }  // namespace attune
