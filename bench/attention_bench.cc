@@ -32,9 +32,8 @@ namespace {
 constexpr double kPeakPerThread = 117e9;
 constexpr int64_t kDim = 64;
 
-enum Backend { kFlashAvx512, kFlashAvx2, kFlashGeneric, kFlashSgemm, kOneDnn, kAuto, kReference };
-const char* const kBackendNames[] = {"flash_avx512", "flash_avx2", "flash_generic", "flash_sgemm",
-                                     "onednn",       "auto",       "reference"};
+enum Backend { kFlashAvx512, kFlashAvx2, kFlashGeneric, kOneDnn, kAuto, kReference };
+const char* const kBackendNames[] = {"flash_avx512", "flash_avx2", "flash_generic", "onednn", "auto", "reference"};
 
 struct Shape {
   int64_t batch = 1, heads = 12, kv_heads = 12, q_len = 1, kv_len = 1;
@@ -88,8 +87,7 @@ absl::Status RunBackend(Backend backend, const AttentionArgs& args) {
     case kFlashAvx512:
     case kFlashAvx2:
     case kFlashGeneric:
-    case kFlashSgemm:
-      return RunFlashAttention(args, backend == kFlashSgemm ? FlashGemm::kOneDnn : FlashGemm::kNative);
+      return RunFlashAttention(args);
     case kOneDnn: return RunAttention(args, AttentionBackend::kOneDnn);
     case kAuto: return RunAttention(args, AttentionBackend::kAuto);
     case kReference: return RunAttention(args, AttentionBackend::kReference);
@@ -135,7 +133,7 @@ void BM_Attention(benchmark::State& state) {
 }
 
 void CausalArgs(benchmark::internal::Benchmark* b) {
-  for (int backend : {kFlashAvx512, kFlashAvx2, kFlashSgemm, kOneDnn, kFlashGeneric}) {
+  for (int backend : {kFlashAvx512, kFlashAvx2, kOneDnn, kFlashGeneric}) {
     for (int64_t t : {128, 512, 1024, 2048, 4096}) {
       if (backend == kFlashGeneric && t > 1024) continue;
       for (int threads : {1, 2}) b->Args({backend, t, threads});

@@ -40,6 +40,17 @@ AttentionBackend ToBackend(AttentionBackendOption option) {
   }
 }
 
+LogLevel ToLogLevel(LogSeverity severity) {
+  switch (severity) {
+    case LogSeverity::kDebug: return LogLevel::kDebug;
+    case LogSeverity::kInfo: return LogLevel::kInfo;
+    case LogSeverity::kWarning: return LogLevel::kWarning;
+    case LogSeverity::kError: return LogLevel::kError;
+    case LogSeverity::kOff: return LogLevel::kOff;
+  }
+  return LogLevel::kWarning;
+}
+
 ModelSummary Summarize(const Graph& graph) {
   ModelSummary summary;
   summary.producer = graph.producer_version.empty() ? graph.producer_name
@@ -66,6 +77,7 @@ ExecOptions ToExecOptions(const SessionOptions& options) {
   exec.threads = options.threads;
   exec.max_tensor_bytes = options.max_tensor_bytes;
   exec.attention_backend = ToBackend(options.attention_backend);
+  exec.logger = Logger(ToLogLevel(options.log_severity));
   return exec;
 }
 
@@ -73,7 +85,6 @@ absl::StatusOr<std::unique_ptr<SessionImpl>> SessionImpl::Create(std::unique_ptr
                                                                  const SessionOptions& options) {
   if (options.threads < 0) return absl::InvalidArgumentError("threads must be >= 0");
   if (options.max_tensor_bytes <= 0) return absl::InvalidArgumentError("max_tensor_bytes must be positive");
-  SetLogLevel(static_cast<LogLevel>(static_cast<int>(options.log_severity)));
   auto impl = std::unique_ptr<SessionImpl>(new SessionImpl());
   impl->options_ = options;
   impl->graph_ = std::move(graph);
@@ -83,6 +94,7 @@ absl::StatusOr<std::unique_ptr<SessionImpl>> SessionImpl::Create(std::unique_ptr
   impl->report_.ops_before = OpHistogram(*impl->graph_);
   std::unique_ptr<PassManager> pipeline = DefaultPipeline(options.fuse);
   for (const std::string& name : options.disabled_passes) RETURN_IF_ERROR(pipeline->Disable(name));
+  if (!options.stop_after_pass.empty()) RETURN_IF_ERROR(pipeline->StopAfter(options.stop_after_pass));
   PassContext context;
   context.registry = &DefaultKernelRegistry();
   const PlanEvaluator evaluator(DefaultKernelRegistry());

@@ -1,13 +1,16 @@
 #include "importer/attention_export.h"
 
 #include <algorithm>
+#include <iterator>
 #include <optional>
+#include <string_view>
 #include <variant>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "core/common/escape.h"
 #include "core/common/status_macros.h"
+#include "core/schema/multi_head_attention.h"
 #include "importer/fused_matmul_export.h"
 #include "importer/onnx_exporter.h"
 
@@ -21,8 +24,6 @@ struct Replacement {
   std::string domain;
   Attributes attributes;
 };
-
-bool IsMultiHeadAttention(const Node& n) { return n.domain() == "attune" && n.op_type() == "MultiHeadAttention"; }
 
 bool IsAttentionFloat(ElementType t) {
   return t == ElementType::kFloat32 || t == ElementType::kFloat16 || t == ElementType::kBFloat16 ||
@@ -38,33 +39,37 @@ std::string DimText(const Dim& d) { return d.ToString(); }
 // short with -inf where MultiHeadAttention broadcasts a key axis of 1.
 std::variant<Replacement, std::string> ToOnnxAttention(const Node& node) {
   const Attributes& a = node.attributes();
+  // The attributes ONNX Attention has an equivalent for (masked_rows, hidden_fills
+  // and key_padding come with a key padding input or a policy it lacks).
+  static constexpr std::string_view kTranslated[] = {mha::kNumHeads, mha::kKvNumHeads, mha::kScale,
+                                                     mha::kCausal,   mha::kWindow,      mha::kSoftcap};
   for (const auto& [name, value] : a.all()) {
-    if (name == "hidden_nonfinite") continue;  // below, after the window
+    if (name == mha::kHiddenNonFinite) continue;  // below, after the window
     // Without a mask input no row sees only hidden keys, and a row whose
     // every score is -inf is NaN in both ops.
-    if (name == "masked_rows" && a.GetString("masked_rows", "").value_or("") == "nan" && node.input(3) == nullptr &&
-        node.input(6) == nullptr)
+    if (name == mha::kMaskedRows && a.GetString(mha::kMaskedRows, "").value_or("") == "nan" &&
+        node.input(mha::kInputMask) == nullptr && node.input(mha::kInputKeyPadding) == nullptr)
       continue;
-    if (name != "num_heads" && name != "kv_num_heads" && name != "scale" && name != "causal" && name != "window" &&
-        name != "softcap")
+    if (std::find(std::begin(kTranslated), std::end(kTranslated), name) == std::end(kTranslated))
       return absl::StrCat("attribute ", QuoteName(name), " has no ONNX Attention equivalent");
   }
-  const int64_t window = a.GetInt("window", 0).value_or(0);
+  const int64_t window = a.GetInt(mha::kWindow, 0).value_or(0);
   if (window > 0) return absl::StrCat("a sliding window of ", window, " keys: ONNX Attention has no window");
-  if (a.Has("hidden_nonfinite"))
+  if (a.Has(mha::kHiddenNonFinite))
     return "the mask replaces the scores of hidden keys (Where); ONNX Attention adds its masks, so a NaN or "
            "infinite key would also reach the rows that do not see it";
-  const int64_t heads = a.GetInt("num_heads", 0).value_or(0);
-  const int64_t kv_heads = a.GetInt("kv_num_heads", heads).value_or(heads);
-  const bool causal = a.GetInt("causal", 0).value_or(0) != 0;
-  if (node.num_inputs() < 3 || node.num_inputs() > 6 || node.num_outputs() > 3)
+  const int64_t heads = a.GetInt(mha::kNumHeads, 0).value_or(0);
+  const int64_t kv_heads = a.GetInt(mha::kKvNumHeads, heads).value_or(heads);
+  const bool causal = a.GetInt(mha::kCausal, 0).value_or(0) != 0;
+  // Up to the past value: ONNX Attention's input 6 is not a key padding mask.
+  if (node.num_inputs() < 3 || node.num_inputs() > mha::kInputPastValue + 1 || node.num_outputs() > mha::kNumOutputs)
     return "unexpected number of inputs or outputs";
-  const Value* q = node.input(0);
-  const Value* k = node.input(1);
-  const Value* v = node.input(2);
-  const Value* mask = node.input(3);
-  const Value* past_k = node.input(4);
-  const Value* past_v = node.input(5);
+  const Value* q = node.input(mha::kInputQ);
+  const Value* k = node.input(mha::kInputK);
+  const Value* v = node.input(mha::kInputV);
+  const Value* mask = node.input(mha::kInputMask);
+  const Value* past_k = node.input(mha::kInputPastKey);
+  const Value* past_v = node.input(mha::kInputPastValue);
   if (q == nullptr || k == nullptr || v == nullptr) return "Q, K or V is missing";
   if ((past_k == nullptr) != (past_v == nullptr)) return "only one of past key and past value is given";
   if (!IsAttentionFloat(q->type()))
@@ -92,7 +97,7 @@ std::variant<Replacement, std::string> ToOnnxAttention(const Node& node) {
     std::optional<Dim> total;
     if (past_k == nullptr) {
       total = k_len;
-    } else if (const Value* present = node.output(1); present != nullptr && present->shape() &&
+    } else if (const Value* present = node.output(mha::kOutputPresentKey); present != nullptr && present->shape() &&
                                                         present->shape()->size() == 4) {
       total = (*present->shape())[2];
     }
@@ -108,9 +113,9 @@ std::variant<Replacement, std::string> ToOnnxAttention(const Node& node) {
     r.attributes.Set("q_num_heads", heads);
     r.attributes.Set("kv_num_heads", kv_heads > 0 ? kv_heads : heads);
   }
-  if (a.Has("scale")) r.attributes.Set("scale", a.GetFloat("scale").value_or(0.0f));
+  if (a.Has(mha::kScale)) r.attributes.Set("scale", a.GetFloat(mha::kScale).value_or(0.0f));
   if (causal) r.attributes.Set("is_causal", int64_t{1});
-  const float softcap = a.GetFloat("softcap", 0.0f).value_or(0.0f);
+  const float softcap = a.GetFloat(mha::kSoftcap, 0.0f).value_or(0.0f);
   if (softcap > 0.0f) r.attributes.Set("softcap", softcap);
   return r;
 }
@@ -203,7 +208,7 @@ absl::StatusOr<std::unique_ptr<Graph>> RewriteAttentionForOnnx(const Graph& grap
 
   absl::flat_hash_map<const Node*, Replacement> replace;
   for (const Node* n : order) {
-    if (!IsMultiHeadAttention(*n)) continue;
+    if (!mha::IsMultiHeadAttention(*n)) continue;
     auto r = ToOnnxAttention(*n);
     if (auto* why = std::get_if<std::string>(&r)) {
       s.notes.push_back({n->name(), false, *why});

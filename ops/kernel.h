@@ -12,6 +12,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "attune/tensor.h"
+#include "core/common/log.h"
 #include "core/ir/attribute.h"
 
 namespace attune {
@@ -27,6 +28,8 @@ struct ExecOptions {
   /// Largest tensor one kernel may allocate.
   int64_t max_tensor_bytes = kDefaultMaxTensorBytes;
   AttentionBackend attention_backend{};  // kAuto
+  /// Where the session's passes and kernels log, at the session's level.
+  Logger logger;
 };
 
 /// What a kernel factory sees of its node at compile time.

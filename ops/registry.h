@@ -38,7 +38,9 @@ class KernelRegistry {
   bool Supports(std::string_view domain, std::string_view op_type, int opset) const {
     return Find(domain, op_type, opset).ok();
   }
-  /// All entries, sorted by domain, op type and opset.
+  /// All entries, sorted by domain, op type and opset. Only tests call it:
+  /// they check every kernel against the arity table (which skips an op it
+  /// lacks, so nothing else notices one missing) and against ONNX's schemas.
   std::vector<const Entry*> Entries() const;
 
  private:

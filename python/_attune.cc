@@ -279,6 +279,15 @@ class PySession {
     d["fusions"] = fusions;
     d["rejected"] = rejected;
     d["passes_run"] = r.passes_run;
+    py::list caps;
+    for (const IterationCapHit& cap : r.iteration_cap_hit) {
+      py::dict c;
+      c["stage"] = cap.stage;
+      c["rounds"] = cap.rounds;
+      caps.append(c);
+    }
+    d["iteration_cap_hit"] = caps;
+    d["stopped_after"] = r.stopped_after.empty() ? py::object(py::none()) : py::object(py::str(r.stopped_after));
     return d;
   }
 

@@ -19,7 +19,8 @@ namespace attune::cli {
 namespace {
 
 constexpr char kUsage[] =
-    "usage: attune inspect MODEL.onnx [--format text|json|dot] [--output FILE] [--save-optimized OUT.onnx] [options]\n"
+    "usage: attune inspect MODEL.onnx [--format text|json|dot] [--output FILE] [--save-optimized OUT.onnx]\n"
+    "                      [--stop-after PASS] [options]\n"
     "       attune inspect --passes\n"
     "\n"
     "Shows what the optimiser did: op counts before and after, every fusion, every rejected candidate.\n"
@@ -29,6 +30,9 @@ constexpr char kUsage[] =
     "  --output FILE            write the report to FILE instead of stdout\n"
     "  --save-optimized OUT     write the optimised graph as ONNX (fused attention as ONNX Attention, opset 23,\n"
     "                           where that op is equivalent; else attune.MultiHeadAttention)\n"
+    "  --stop-after PASS        run the optimiser only up to and including the first run of PASS and show\n"
+    "                           the graph as it is then (every format; text and json list its nodes);\n"
+    "                           'attune inspect --passes' lists the names\n"
     "  --passes                 list the optimiser's passes\n";
 
 absl::Status WriteText(const std::string& path, const std::string& text) {
@@ -61,6 +65,10 @@ absl::Status Inspect(const Args& args) {
   }
   if (args.positionals().size() != 1) return absl::InvalidArgumentError("inspect needs exactly one MODEL.onnx");
   ASSIGN_OR_RETURN(SessionOptions options, SessionOptionsFromArgs(args));
+  if (auto stop = args.Value("stop-after")) {
+    if (stop->empty()) return absl::InvalidArgumentError("--stop-after needs a pass name ('attune inspect --passes')");
+    options.stop_after_pass = *stop;
+  }
   const std::string format = args.Value("format").value_or("text");
   if (format != "text" && format != "json" && format != "dot")
     return absl::InvalidArgumentError(absl::StrCat("--format must be text, json or dot, got ", QuoteName(format)));
@@ -94,7 +102,9 @@ absl::Status Inspect(const Args& args) {
   if (format == "dot") {
     DotOptions dot;
     dot.show_all = args.Has("show-all");
-    dot.title = model_path;
+    dot.title = impl.report().stopped_after.empty()
+                    ? model_path
+                    : absl::StrCat(model_path, " after ", impl.report().stopped_after);
     return WriteText(output, RenderDot(impl.graph(), impl.report(), dot));
   }
   std::string text = RenderTextReport(report, output.empty() && isatty(STDOUT_FILENO));
@@ -108,7 +118,7 @@ absl::Status Inspect(const Args& args) {
 }  // namespace
 
 int InspectCommand(int argc, char** argv) {
-  FlagSpec spec{{"format", "output", "save-optimized"}, {"passes", "show-all"}};
+  FlagSpec spec{{"format", "output", "save-optimized", "stop-after"}, {"passes", "show-all"}};
   AddSessionFlags(spec);
   return RunSubcommand(argc, argv, kUsage, spec, Inspect);
 }

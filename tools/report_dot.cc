@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "core/schema/multi_head_attention.h"
 #include "tools/dot_folding.h"
 
 namespace attune::cli {
@@ -86,7 +87,7 @@ std::string OpCounts(const std::map<std::string, int>& counts) {
 }
 
 bool IsFusedAttention(const Node& node) {
-  return (node.domain() == "attune" && node.op_type() == "MultiHeadAttention") ||
+  return mha::IsMultiHeadAttention(node) ||
          (node.domain().empty() && node.op_type() == "Attention");
 }
 
@@ -193,22 +194,26 @@ class DotWriter {
   std::string AttentionDetails(const Node& node) const {
     const Attributes& a = node.attributes();
     const bool onnx = node.domain().empty();
-    const int64_t heads = a.GetInt(onnx ? "q_num_heads" : "num_heads", 0).value_or(0);
-    const int64_t kv_heads = a.GetInt("kv_num_heads", heads).value_or(heads);
-    const bool causal = a.GetInt(onnx ? "is_causal" : "causal", 0).value_or(0) != 0;
-    const int64_t window = a.GetInt("window", 0).value_or(0);
-    const float softcap = a.GetFloat("softcap", 0.0f).value_or(0.0f);
+    // ONNX Attention shares kv_num_heads, scale and softcap with MultiHeadAttention, and has no window.
+    const int64_t heads = a.GetInt(onnx ? "q_num_heads" : mha::kNumHeads, 0).value_or(0);
+    const int64_t kv_heads = a.GetInt(mha::kKvNumHeads, heads).value_or(heads);
+    const bool causal = a.GetInt(onnx ? "is_causal" : mha::kCausal, 0).value_or(0) != 0;
+    const int64_t window = a.GetInt(mha::kWindow, 0).value_or(0);
+    const float softcap = a.GetFloat(mha::kSoftcap, 0.0f).value_or(0.0f);
     const FusionRecord* record = nullptr;
     if (auto it = fusions_.find(node.name()); it != fusions_.end()) record = it->second;
-    std::string mask = record ? record->mask : (node.input(3) ? "explicit" : causal ? "causal" : "none");
+    const mha::MaskKind kind = node.input(mha::kInputMask) ? mha::MaskKind::kExplicit
+                               : causal                   ? mha::MaskKind::kCausal
+                                                          : mha::MaskKind::kNone;
+    std::string mask = record ? record->mask : std::string(mha::ToString(kind));
     if (window > 0) mask = absl::StrCat("causal, window ", window);
     std::string text = absl::StrCat("<br/>heads ", heads > 0 ? absl::StrCat(heads) : "?", " (kv ",
                                     kv_heads > 0 ? absl::StrCat(kv_heads) : "?", ")");
     if (record) absl::StrAppend(&text, " x head dim ", record->head_dim);
-    if (a.Has("scale")) absl::StrAppendFormat(&text, ", scale %.6g", a.GetFloat("scale").value_or(0.0f));
+    if (a.Has(mha::kScale)) absl::StrAppendFormat(&text, ", scale %.6g", a.GetFloat(mha::kScale).value_or(0.0f));
     absl::StrAppend(&text, "<br/>mask ", Html(mask));
     if (softcap > 0) absl::StrAppendFormat(&text, ", softcap %g", softcap);
-    if (node.input(4) != nullptr) absl::StrAppend(&text, ", past key/value");
+    if (node.input(mha::kInputPastKey) != nullptr) absl::StrAppend(&text, ", past key/value");
     if (record) {
       absl::StrAppend(&text, ", layout ", Html(record->q_layout));
       if (record->undone) absl::StrAppend(&text, " (undone by verify)");

@@ -41,6 +41,22 @@ nlohmann::json FusionToJson(const FusionRecord& f) {
   return j;
 }
 
+// The graph's nodes in topological order: what inspect shows of a graph the
+// pipeline stopped in, where op counts alone do not say what is connected.
+nlohmann::json GraphToJson(const Graph& graph) {
+  auto order = graph.TopologicalOrder();
+  nlohmann::json nodes = nlohmann::json::array();
+  for (const Node* n : order.ok() ? *order : graph.nodes()) {
+    nlohmann::json inputs = nlohmann::json::array(), outputs = nlohmann::json::array();
+    for (const Value* v : n->inputs()) inputs.push_back(v != nullptr ? v->name() : "");
+    for (const Value* v : n->outputs()) outputs.push_back(v != nullptr ? v->name() : "");
+    nlohmann::json node = {{"name", n->name()}, {"op", n->op_type()}, {"inputs", inputs}, {"outputs", outputs}};
+    if (!n->domain().empty()) node["domain"] = n->domain();
+    nodes.push_back(std::move(node));
+  }
+  return nodes;
+}
+
 }  // namespace
 
 std::string TensorInfoToString(const TensorInfo& info) {
@@ -67,23 +83,30 @@ nlohmann::json ReportToJson(const std::string& model_path, const SessionImpl& se
   std::vector<std::string> passes;
   for (const std::string& p : r.passes_run)
     if (std::find(passes.begin(), passes.end(), p) == passes.end()) passes.push_back(p);
-  return {{"model",
-           {{"path", model_path},
-            {"producer", m.producer},
-            {"ir_version", m.ir_version},
-            {"opsets", opsets},
-            {"nodes", m.num_nodes},
-            {"initializers", m.num_initializers},
-            {"parameters", m.num_parameters},
-            {"parameter_bytes", m.parameter_bytes}}},
-          {"inputs", inputs},
-          {"outputs", outputs},
-          {"fuse", session.options().fuse},
-          {"ops_before", r.ops_before},
-          {"ops_after", r.ops_after},
-          {"fusions", fusions},
-          {"rejected", rejected},
-          {"passes", passes}};
+  nlohmann::json caps = nlohmann::json::array();
+  for (const IterationCapHit& cap : r.iteration_cap_hit) caps.push_back({{"stage", cap.stage}, {"rounds", cap.rounds}});
+  nlohmann::json report = {
+      {"model",
+       {{"path", model_path},
+        {"producer", m.producer},
+        {"ir_version", m.ir_version},
+        {"opsets", opsets},
+        {"nodes", m.num_nodes},
+        {"initializers", m.num_initializers},
+        {"parameters", m.num_parameters},
+        {"parameter_bytes", m.parameter_bytes}}},
+      {"inputs", inputs},
+      {"outputs", outputs},
+      {"fuse", session.options().fuse},
+      {"ops_before", r.ops_before},
+      {"ops_after", r.ops_after},
+      {"fusions", fusions},
+      {"rejected", rejected},
+      {"passes", passes},
+      {"iteration_cap_hit", caps},
+      {"stopped_after", r.stopped_after.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.stopped_after)}};
+  if (!r.stopped_after.empty()) report["graph"] = GraphToJson(session.graph());
+  return report;
 }
 
 }  // namespace attune::cli

@@ -6,7 +6,9 @@
 
 namespace attune::cli {
 
-/// {model, inputs, outputs, ops_before, ops_after, fusions, rejected, passes}.
+/// {model, inputs, outputs, ops_before, ops_after, fusions, rejected, passes,
+/// iteration_cap_hit, stopped_after}, and the graph's nodes when the pipeline
+/// was stopped early.
 nlohmann::json ReportToJson(const std::string& model_path, const SessionImpl& session);
 
 /// "float32[batch, seq, 64]".

@@ -6,6 +6,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "core/common/escape.h"
+#include "core/schema/multi_head_attention.h"
 
 namespace attune::cli {
 namespace {
@@ -34,9 +36,26 @@ std::string HumanBytes(int64_t bytes) {
 
 std::string MaskText(const nlohmann::json& f) {
   const std::string mask = f["mask"];
-  if (mask == "window" || mask == "window+padding")
-    return absl::StrCat(mask == "window" ? "window " : "window+padding ", f["window"].dump());
+  auto kind = mha::ParseMaskKind(mask);
+  if (kind.ok() && mha::WithoutKeyPadding(*kind) == mha::MaskKind::kWindow)
+    return absl::StrCat(mask, " ", f["window"].dump());
   return mask;
+}
+
+// "name: Op(in, in) -> out" per node, as report_json's "graph" lists them.
+std::string GraphText(const nlohmann::json& nodes) {
+  std::string out;
+  for (const auto& n : nodes) {
+    std::vector<std::string> inputs, outputs;
+    for (const auto& v : n["inputs"]) inputs.push_back(EscapeControl(v.get<std::string>()));
+    for (const auto& v : n["outputs"]) outputs.push_back(EscapeControl(v.get<std::string>()));
+    const std::string op = n.contains("domain") ? absl::StrCat(n["domain"].get<std::string>(), ".",
+                                                               n["op"].get<std::string>())
+                                                : n["op"].get<std::string>();
+    absl::StrAppend(&out, "  ", EscapeControl(n["name"].get<std::string>()), ": ", EscapeControl(op), "(",
+                    absl::StrJoin(inputs, ", "), ") -> ", absl::StrJoin(outputs, ", "), "\n");
+  }
+  return out;
 }
 
 }  // namespace
@@ -59,7 +78,21 @@ std::string RenderTextReport(const nlohmann::json& r, bool colour) {
                             t["name"].get<std::string>(), t["dtype"].get<std::string>(), ShapeText(t["shape"]));
   }
 
-  absl::StrAppend(&out, "\n", s.Bold("Ops"), s.Dim("  (before -> after passes)"), "\n");
+  const bool stopped = r.contains("stopped_after") && r["stopped_after"].is_string();
+  if (stopped)
+    absl::StrAppend(&out, "\n", s.Yellow("Stopped"), " after the first run of pass ",
+                    r["stopped_after"].get<std::string>(), ": what follows is the graph at that point\n");
+  if (r.contains("iteration_cap_hit"))
+    for (const auto& cap : r["iteration_cap_hit"])
+      absl::StrAppend(&out, "\n", s.Yellow("Warning"), " stage ", cap["stage"].get<std::string>(),
+                      " still changed the graph in round ", cap["rounds"].get<int>(),
+                      ", its cap: it did not reach a fixed point\n");
+
+  absl::StrAppend(&out, "\n", s.Bold("Ops"),
+                  s.Dim(stopped ? absl::StrCat("  (before -> after passes up to ", r["stopped_after"].get<std::string>(),
+                                               ")")
+                                : "  (before -> after passes)"),
+                  "\n");
   std::set<std::string> ops;
   for (const auto& [op, n] : r["ops_before"].items()) ops.insert(op);
   for (const auto& [op, n] : r["ops_after"].items()) ops.insert(op);
@@ -69,7 +102,7 @@ std::string RenderTextReport(const nlohmann::json& r, bool colour) {
     before_total += before;
     after_total += after;
     std::string line = absl::StrFormat("  %-24s %6d -> %-6d", op, before, after);
-    if (op == "MultiHeadAttention") line = s.Green(line);
+    if (op == mha::kOpType) line = s.Green(line);
     else if (after == 0) line = s.Dim(line);
     absl::StrAppend(&out, line, "\n");
   }
@@ -103,6 +136,12 @@ std::string RenderTextReport(const nlohmann::json& r, bool colour) {
   for (const auto& c : rejected)
     absl::StrAppendFormat(&out, "  %-*s  %s: %s\n", static_cast<int>(at_width), c["at"].get<std::string>(),
                           s.Yellow(c["pattern"].get<std::string>()), c["reason"].get<std::string>());
+
+  if (stopped && r.contains("graph")) {
+    absl::StrAppend(&out, "\n", s.Bold(absl::StrCat("Graph after ", r["stopped_after"].get<std::string>(), " (",
+                                                     r["graph"].size(), " nodes)")),
+                    "\n", GraphText(r["graph"]));
+  }
 
   if (r.contains("saved_model")) {
     const auto& saved = r["saved_model"];

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/common/escape.h"
 #include "core/common/status_macros.h"
+#include "core/schema/multi_head_attention.h"
 #include "engine/io/npy.h"
 #include "tools/command_common.h"
 #include "tools/commands.h"
@@ -44,9 +45,10 @@ absl::Status Run(const Args& args) {
   const FusionReport& report = session->fusion_report();
   int causal = 0, window = 0;
   for (const FusionRecord& f : report.fusions) {
-    if (f.undone) continue;
-    causal += f.mask == "causal" || f.mask == "causal+padding";
-    window += f.mask == "window" || f.mask == "window+padding";
+    auto kind = mha::ParseMaskKind(f.mask);
+    if (f.undone || !kind.ok()) continue;
+    causal += mha::WithoutKeyPadding(*kind) == mha::MaskKind::kCausal;
+    window += mha::WithoutKeyPadding(*kind) == mha::MaskKind::kWindow;
   }
   std::printf("model      %s\n", model_path.c_str());
   std::printf("fusions    %zu attention (%d causal, %d window)%s\n", report.fusions.size(), causal, window,

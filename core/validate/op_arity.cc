@@ -6,6 +6,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "core/common/strings.h"
+#include "core/schema/multi_head_attention.h"
 
 namespace attune {
 namespace {
@@ -64,7 +65,7 @@ class ArityTable {
     // Attention: Q, K, V, mask, past K, past V (, nonpad_kv_seqlen from 24) -> Y, present K, present V,
     // QK output.
     Add("Attention", {{1, 3, 6, 1, 4}, {24, 3, 7, 1, 4}});
-    Add("MultiHeadAttention", {{1, 3, 7, 1, 3}}, "attune");
+    Add(mha::kOpType, {{1, 3, mha::kNumInputs, 1, mha::kNumOutputs}}, mha::kDomain);
     Add("FusedMatMul", {{1, 2, 2, 1, 1}}, "attune");
   }
 

@@ -146,8 +146,10 @@ class ConstantFoldingPass final : public Pass {
     auto outputs = RunNode(node, opset, inputs, *context.registry, run);
     if (!outputs.ok()) {
       // Not fatal: the node stays, and running it reports the error.
-      Log(LogLevel::kDebug, absl::StrCat("constant_folding: not folding ", node.Describe(), ": ",
-                                         outputs.status().ToString()));
+      const Logger& log = context.exec_options.logger;
+      if (log.Enabled(LogLevel::kDebug))
+        log.Log(LogLevel::kDebug,
+                absl::StrCat("constant_folding: not folding ", node.Describe(), ": ", outputs.status().ToString()));
       return std::nullopt;
     }
     int64_t total = 0;

@@ -1,7 +1,9 @@
 #include "engine/passes/pass_manager.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "core/common/escape.h"
+#include "core/common/log.h"
 #include "core/common/status_macros.h"
 #include "core/common/strings.h"
 #include "core/validate/validate_graph.h"
@@ -22,14 +24,29 @@ void PassManager::AddStage(std::string stage_name, std::vector<std::unique_ptr<P
   stages_.push_back(Stage{std::move(stage_name), std::move(passes), max_iterations});
 }
 
-absl::Status PassManager::Disable(const std::string& pass_name) {
+bool PassManager::Has(const std::string& pass_name) const {
   for (const Stage& stage : stages_)
     for (const auto& pass : stage.passes)
-      if (pass->name() == pass_name) {
-        disabled_.insert(pass_name);
-        return absl::OkStatus();
-      }
-  return absl::NotFoundError(absl::StrCat("no pass named ", QuoteName(pass_name)));
+      if (pass->name() == pass_name) return true;
+  return false;
+}
+
+absl::Status PassManager::NoSuchPass(const std::string& pass_name) const {
+  return absl::NotFoundError(
+      absl::StrCat("no pass named ", QuoteName(pass_name), " in this pipeline (its passes: ",
+                   absl::StrJoin(PassNames(), ", "), ")"));
+}
+
+absl::Status PassManager::Disable(const std::string& pass_name) {
+  if (!Has(pass_name)) return NoSuchPass(pass_name);
+  disabled_.insert(pass_name);
+  return absl::OkStatus();
+}
+
+absl::Status PassManager::StopAfter(const std::string& pass_name) {
+  if (!Has(pass_name)) return NoSuchPass(pass_name);
+  stop_after_ = pass_name;
+  return absl::OkStatus();
 }
 
 std::vector<std::string> PassManager::PassNames() const {
@@ -43,12 +60,16 @@ std::vector<std::string> PassManager::PassNames() const {
 }
 
 absl::Status PassManager::Run(Graph& graph, PassContext& context) const {
+  if (disabled_.contains(stop_after_))
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot stop after pass ", QuoteName(stop_after_), ": it is disabled"));
   for (const Stage& stage : stages_) {
     // Passes trust what the validator checked; each stage sees the ranks the
     // stage before it inferred, so it checks again.
     RETURN_IF_ERROR(ValidateGraph(graph));
-    for (int iteration = 0; iteration < stage.max_iterations; ++iteration) {
-      bool changed = false;
+    bool changed = true;
+    for (int iteration = 0; iteration < stage.max_iterations && changed; ++iteration) {
+      changed = false;
       for (const auto& pass : stage.passes) {
         const std::string name(pass->name());
         if (disabled_.contains(name)) continue;
@@ -58,8 +79,19 @@ absl::Status PassManager::Run(Graph& graph, PassContext& context) const {
         absl::Status verified = graph.Verify();
         if (!verified.ok()) return Annotate(verified, absl::StrCat("graph invalid after pass ", name));
         changed |= *result;
+        if (name == stop_after_) {
+          if (context.report != nullptr) context.report->stopped_after = name;
+          return absl::OkStatus();
+        }
       }
-      if (!changed) break;
+    }
+    // The last allowed round still changed the graph: the stage did not reach
+    // its fixed point, and what follows sees a graph it may not expect.
+    if (changed && stage.max_iterations > 0) {
+      context.exec_options.logger.Log(
+          LogLevel::kWarning, absl::StrCat("pass manager: stage ", stage.name, " still changed the graph in round ",
+                                           stage.max_iterations, ", its cap; going on with the graph as it is"));
+      if (context.report != nullptr) context.report->iteration_cap_hit.push_back({stage.name, stage.max_iterations});
     }
   }
   return absl::OkStatus();

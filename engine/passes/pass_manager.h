@@ -17,11 +17,18 @@ class PassManager {
   /// A stage runs its passes in order until none changes the graph, at most
   /// `max_iterations` times (a guard against passes that undo each other).
   void AddStage(std::string stage_name, std::vector<std::unique_ptr<Pass>> passes, int max_iterations = 16);
-  /// Skips a pass by name; NotFound if no stage has it.
+  /// Skips a pass by name; NotFound (listing the passes) if no stage has it.
   absl::Status Disable(const std::string& pass_name);
+  /// Ends Run after the first run of this pass, leaving the graph as that
+  /// pass left it (to see what the pipeline did up to there); NotFound
+  /// (listing the passes) if no stage has it.
+  absl::Status StopAfter(const std::string& pass_name);
   /// Pass names in pipeline order.
   std::vector<std::string> PassNames() const;
-  /// Runs every stage; verifies the graph after each pass; errors carry the pass name.
+  /// Runs every stage; verifies the graph after each pass; errors carry the
+  /// pass name. A stage still changing the graph in its last allowed round
+  /// is not an error, but it is logged as a warning and listed in
+  /// context.report's iteration_cap_hit.
   absl::Status Run(Graph& graph, PassContext& context) const;
 
  private:
@@ -30,8 +37,12 @@ class PassManager {
     std::vector<std::unique_ptr<Pass>> passes;
     int max_iterations = 16;
   };
+  bool Has(const std::string& pass_name) const;
+  absl::Status NoSuchPass(const std::string& pass_name) const;
+
   std::vector<Stage> stages_;
   absl::flat_hash_set<std::string> disabled_;
+  std::string stop_after_;
 };
 
 /// The default pipeline: Simplify (constant folding, shape inference and folding,

@@ -11,7 +11,7 @@ namespace attune {
 
 /// One fused attention (or other fused op) and what it replaced.
 struct FusionRecord {
-  std::string op;                     // e.g. "MultiHeadAttention"
+  std::string op;                     // the fused op's type, e.g. "MultiHeadAttention"
   std::string node;                   // the new node's name
   std::string pattern;                // the rule that matched
   std::vector<std::string> replaced;  // names of the nodes it replaced
@@ -21,14 +21,17 @@ struct FusionRecord {
   float scale = 0.0f;
   bool causal = false;
   int64_t window = 0;         // 0 = unlimited
-  /// "causal", "window", "explicit" or "none"; with a key padding input
-  /// "causal+padding", "window+padding" or "padding".
+  /// How keys are masked: a name of the fused op's MaskKind (the schema in
+  /// core/schema/multi_head_attention.h writes every value here): "none",
+  /// "causal", "window", "explicit", or with a key padding input "padding",
+  /// "causal+padding", "window+padding".
   std::string mask;
   /// What a query row whose every key is hidden outputs, as the replaced
-  /// subgraph does: "nan" (softmax of -inf), "uniform" (the mean of V:
-  /// softmax of equal finite fills) or "fills" (softmax of the scores the
-  /// subgraph gives hidden keys, by which part hides each). Empty when no
-  /// row can be fully hidden.
+  /// subgraph does: a name of the schema's MaskedRows, the op's masked_rows
+  /// attribute: "nan" (softmax of -inf), "uniform" (the mean of V: softmax of
+  /// equal finite fills) or "fills" (softmax of the scores the subgraph gives
+  /// hidden keys, by which part hides each). Empty when no row can be fully
+  /// hidden (the op's default, "zeros", is never reported).
   std::string masked_rows;
   /// With a padding mask: the graph input it is read from (0 pads a key).
   std::string key_padding;
@@ -47,6 +50,13 @@ struct RejectedCandidate {
   std::string reason;   // the first check that failed
 };
 
+/// A pipeline stage whose passes still changed the graph in the last round
+/// its cap allows (a stage repeats its passes until none changes anything).
+struct IterationCapHit {
+  std::string stage;  // "simplify", "fuse", ...
+  int rounds = 0;     // the cap: rounds run
+};
+
 /// The optimiser's account of one model: op counts before and after, fusions, rejections.
 struct FusionReport {
   std::map<std::string, int> ops_before;  // op type -> count, before the passes
@@ -54,6 +64,10 @@ struct FusionReport {
   std::vector<FusionRecord> fusions;
   std::vector<RejectedCandidate> rejected;
   std::vector<std::string> passes_run;    // pass names in the order they ran
+  /// Stages that stopped at their round cap without reaching a fixed point.
+  std::vector<IterationCapHit> iteration_cap_hit;
+  /// The pass the pipeline stopped after (SessionOptions::stop_after_pass); empty when every pass ran.
+  std::string stopped_after;
 };
 
 }  // namespace attune

@@ -32,13 +32,19 @@ struct SessionOptions {
   bool fuse = true;
   /// Passes to skip, by name (see ListPasses()).
   std::vector<std::string> disabled_passes;
+  /// Stop the optimiser after the first run of this pass (see ListPasses());
+  /// empty runs every pass. The Session compiles and runs the graph as that
+  /// pass left it, and fusion_report() says where it stopped. A name the
+  /// pipeline does not have is refused (NotFound, listing the names).
+  std::string stop_after_pass;
   /// Check each fusion numerically against the subgraph it replaces, and undo it above tolerance.
   bool verify_fusion = false;
   /// Which fused-attention implementation runs (kAuto picks per shape and CPU).
   AttentionBackendOption attention_backend = AttentionBackendOption::kAuto;
   /// Largest single tensor (model weights and intermediates), in bytes.
   int64_t max_tensor_bytes = kDefaultMaxTensorBytes;
-  /// Least severe message written to stderr (process-wide: the last Session created sets it).
+  /// Least severe message this Session writes to stderr, while it is created
+  /// and while it runs; other Sessions, on any thread, keep their own.
   LogSeverity log_severity = LogSeverity::kWarning;
 };
 

@@ -1,13 +1,13 @@
 #include "ops/attention/attention_params.h"
 
 #include <cmath>
-#include <initializer_list>
 #include <limits>
 #include <string>
 #include <vector>
 #include <string_view>
 
 #include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
 #include "core/common/escape.h"
 #include "core/common/status_macros.h"
 #include "core/common/strings.h"
@@ -16,8 +16,7 @@ namespace attune::attention {
 namespace {
 
 // A misspelt attribute must not silently fall back to its default.
-absl::Status CheckKnownAttributes(const KernelInfo& info, const char* op,
-                                  std::initializer_list<std::string_view> known) {
+absl::Status CheckKnownAttributes(const KernelInfo& info, const char* op, absl::Span<const std::string_view> known) {
   for (const auto& [name, value] : info.attrs().all()) {
     bool found = false;
     for (std::string_view k : known) found = found || k == name;
@@ -42,17 +41,19 @@ absl::StatusOr<bool> Flag(const Attributes& attrs, const char* op, const char* n
   return v == 1;
 }
 
+// The attributes both ops have under the same names (MultiHeadAttention's
+// were chosen to match ONNX Attention's), but for the query head count.
 absl::Status ParseCommon(const Attributes& attrs, const char* q_heads_name, AttentionParams& p) {
   ASSIGN_OR_RETURN(p.q_heads, PositiveOrAbsent(attrs, p.op_name, q_heads_name));
-  ASSIGN_OR_RETURN(p.kv_heads, PositiveOrAbsent(attrs, p.op_name, "kv_num_heads"));
-  if (attrs.Has("scale")) {
-    ASSIGN_OR_RETURN(float scale, attrs.GetFloat("scale"));
+  ASSIGN_OR_RETURN(p.kv_heads, PositiveOrAbsent(attrs, p.op_name, mha::kKvNumHeads));
+  if (attrs.Has(mha::kScale)) {
+    ASSIGN_OR_RETURN(float scale, attrs.GetFloat(mha::kScale));
     if (!std::isfinite(scale)) {
       return absl::InvalidArgumentError(absl::StrCat(p.op_name, ": attribute scale must be finite"));
     }
     p.scale = scale;
   }
-  ASSIGN_OR_RETURN(p.softcap, attrs.GetFloat("softcap", 0.0f));
+  ASSIGN_OR_RETURN(p.softcap, attrs.GetFloat(mha::kSoftcap, 0.0f));
   if (!std::isfinite(p.softcap) || p.softcap < 0.0f) {
     return absl::InvalidArgumentError(
         absl::StrCat(p.op_name, ": attribute softcap must be finite and >= 0 (got ", p.softcap, ")"));
@@ -63,20 +64,17 @@ absl::Status ParseCommon(const Attributes& attrs, const char* q_heads_name, Atte
 // masked_rows: what a query row whose every key is hidden outputs, so that
 // the fused op gives what the subgraph it replaces gives there.
 absl::StatusOr<MaskedRows> ParseMaskedRows(const Attributes& attrs, const char* op) {
-  ASSIGN_OR_RETURN(std::string v, attrs.GetString("masked_rows", "zeros"));
-  if (v == "zeros") return MaskedRows::kZeros;
-  if (v == "nan") return MaskedRows::kNaN;
-  if (v == "uniform") return MaskedRows::kUniform;
-  if (v == "fills") return MaskedRows::kFills;
-  return absl::InvalidArgumentError(absl::StrCat(
-      op, ": attribute masked_rows must be \"zeros\", \"nan\", \"uniform\" or \"fills\" (got \"", v, "\")"));
+  ASSIGN_OR_RETURN(std::string v, attrs.GetString(mha::kMaskedRows, std::string(ToString(MaskedRows::kZeros))));
+  auto rows = mha::ParseMaskedRows(v);
+  if (!rows.ok()) return absl::InvalidArgumentError(absl::StrCat(op, ": attribute ", rows.status().message()));
+  return rows;
 }
 
 // hidden_fills: [causal only, padding only, both], the scores of hidden keys.
 absl::StatusOr<HiddenFills> ParseHiddenFills(const Attributes& attrs, const char* op) {
   HiddenFills f;
-  if (!attrs.Has("hidden_fills")) return f;
-  ASSIGN_OR_RETURN(std::vector<float> v, attrs.GetFloats("hidden_fills"));
+  if (!attrs.Has(mha::kHiddenFills)) return f;
+  ASSIGN_OR_RETURN(std::vector<float> v, attrs.GetFloats(mha::kHiddenFills));
   if (v.size() != 3)
     return absl::InvalidArgumentError(absl::StrCat(op, ": attribute hidden_fills must hold 3 numbers (got ", v.size(), ")"));
   for (float x : v) {
@@ -92,8 +90,8 @@ absl::StatusOr<HiddenFills> ParseHiddenFills(const Attributes& attrs, const char
 // hidden_nonfinite: [structural, bias], each 0 or 1.
 absl::StatusOr<HiddenNonFinite> ParseHiddenNonFinite(const Attributes& attrs, const char* op) {
   HiddenNonFinite h;
-  if (!attrs.Has("hidden_nonfinite")) return h;
-  ASSIGN_OR_RETURN(std::vector<int64_t> v, attrs.GetInts("hidden_nonfinite"));
+  if (!attrs.Has(mha::kHiddenNonFinite)) return h;
+  ASSIGN_OR_RETURN(std::vector<int64_t> v, attrs.GetInts(mha::kHiddenNonFinite));
   if (v.size() != 2 || (v[0] != 0 && v[0] != 1) || (v[1] != 0 && v[1] != 1))
     return absl::InvalidArgumentError(
         absl::StrCat(op, ": attribute hidden_nonfinite must hold 2 flags, 0 or 1 (structural, bias)"));
@@ -103,11 +101,11 @@ absl::StatusOr<HiddenNonFinite> ParseHiddenNonFinite(const Attributes& attrs, co
 }
 
 absl::StatusOr<KeyPaddingValues> ParseKeyPaddingValues(const Attributes& attrs, const char* op) {
-  ASSIGN_OR_RETURN(std::string v, attrs.GetString("key_padding", "binary"));
-  if (v == "binary") return KeyPaddingValues::kBinary;
-  if (v == "nonzero") return KeyPaddingValues::kNonzero;
-  return absl::InvalidArgumentError(
-      absl::StrCat(op, ": attribute key_padding must be \"binary\" or \"nonzero\" (got \"", v, "\")"));
+  ASSIGN_OR_RETURN(std::string v,
+                   attrs.GetString(mha::kKeyPadding, std::string(ToString(KeyPaddingValues::kBinary))));
+  auto values = mha::ParseKeyPaddingValues(v);
+  if (!values.ok()) return absl::InvalidArgumentError(absl::StrCat(op, ": attribute ", values.status().message()));
+  return values;
 }
 
 absl::Status CheckArity(const KernelInfo& info, const char* op, int max_inputs, int max_outputs) {
@@ -134,16 +132,13 @@ absl::Status CheckArity(const KernelInfo& info, const char* op, int max_inputs, 
 
 absl::StatusOr<AttentionParams> ParseMultiHeadAttentionParams(const KernelInfo& info) {
   AttentionParams p;
-  p.op_name = "MultiHeadAttention";
+  p.op_name = mha::kOpType;
   const Attributes& attrs = info.attrs();
-  RETURN_IF_ERROR(
-      CheckKnownAttributes(info, p.op_name,
-                           {"num_heads", "kv_num_heads", "scale", "causal", "window", "softcap", "masked_rows",
-                            "hidden_fills", "key_padding", "hidden_nonfinite", "nan_guard"}));
-  RETURN_IF_ERROR(CheckArity(info, p.op_name, /*max_inputs=*/7, /*max_outputs=*/3));
-  RETURN_IF_ERROR(ParseCommon(attrs, "num_heads", p));
-  ASSIGN_OR_RETURN(p.causal, Flag(attrs, p.op_name, "causal"));
-  ASSIGN_OR_RETURN(p.window, attrs.GetInt("window", 0));
+  RETURN_IF_ERROR(CheckKnownAttributes(info, p.op_name, mha::kAttributes));
+  RETURN_IF_ERROR(CheckArity(info, p.op_name, mha::kNumInputs, mha::kNumOutputs));
+  RETURN_IF_ERROR(ParseCommon(attrs, mha::kNumHeads, p));
+  ASSIGN_OR_RETURN(p.causal, Flag(attrs, p.op_name, mha::kCausal));
+  ASSIGN_OR_RETURN(p.window, attrs.GetInt(mha::kWindow, 0));
   if (p.window < 0) {
     return absl::InvalidArgumentError(absl::StrCat(p.op_name, ": attribute window must be >= 0 (got ", p.window, ")"));
   }
@@ -151,7 +146,7 @@ absl::StatusOr<AttentionParams> ParseMultiHeadAttentionParams(const KernelInfo& 
   ASSIGN_OR_RETURN(p.hidden_fills, ParseHiddenFills(attrs, p.op_name));
   ASSIGN_OR_RETURN(p.key_padding_values, ParseKeyPaddingValues(attrs, p.op_name));
   ASSIGN_OR_RETURN(p.hidden_nonfinite, ParseHiddenNonFinite(attrs, p.op_name));
-  ASSIGN_OR_RETURN(p.nan_rows_zeroed, Flag(attrs, p.op_name, "nan_guard"));
+  ASSIGN_OR_RETURN(p.nan_rows_zeroed, Flag(attrs, p.op_name, mha::kNanGuard));
   p.alignment = CausalAlignment::kBottomRight;
   p.short_mask_keys = ShortMaskKeys::kBroadcast;
   return p;
@@ -161,9 +156,9 @@ absl::StatusOr<AttentionParams> ParseOnnxAttentionParams(const KernelInfo& info)
   AttentionParams p;
   p.op_name = "Attention";
   const Attributes& attrs = info.attrs();
-  RETURN_IF_ERROR(CheckKnownAttributes(
-      info, p.op_name,
-      {"is_causal", "q_num_heads", "kv_num_heads", "scale", "softcap", "qk_matmul_output_mode", "softmax_precision"}));
+  static constexpr std::string_view kOnnxAttributes[] = {
+      "is_causal", "q_num_heads", "kv_num_heads", "scale", "softcap", "qk_matmul_output_mode", "softmax_precision"};
+  RETURN_IF_ERROR(CheckKnownAttributes(info, p.op_name, kOnnxAttributes));
   p.accepts_nonpad_kv_seqlen = info.opset >= 24;
   RETURN_IF_ERROR(CheckArity(info, p.op_name, p.accepts_nonpad_kv_seqlen ? 7 : 6, /*max_outputs=*/4));
   RETURN_IF_ERROR(ParseCommon(attrs, "q_num_heads", p));

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "absl/status/statusor.h"
+#include "core/schema/multi_head_attention.h"
 #include "ops/attention/kernels/attention_args.h"
 #include "ops/kernel.h"
 
@@ -36,11 +37,8 @@ enum class ShortMaskKeys {
 };
 
 /// What a key padding mask's entries may hold (the fusion's proof says
-/// which reading the replaced subgraph has).
-enum class KeyPaddingValues {
-  kBinary,   // 0 pads, 1 shows; any other value is refused (the subgraph's arithmetic gives it no mask meaning)
-  kNonzero,  // 0 pads, any other value shows
-};
+/// which reading the replaced subgraph has): the fused op's key_padding.
+using mha::KeyPaddingValues;
 
 struct AttentionParams {
   const char* op_name = "attention";  // for error messages
@@ -62,9 +60,9 @@ struct AttentionParams {
   /// Whether input 6 (nonpad_kv_seqlen) exists in this op version.
   bool accepts_nonpad_kv_seqlen = false;
   /// What a query row that sees no key outputs (MultiHeadAttention's
-  /// masked_rows: "zeros", "nan" or "uniform"; ONNX Attention: zeros).
+  /// masked_rows; ONNX Attention: zeros).
   MaskedRows masked_rows = MaskedRows::kZeros;
-  /// With masked_rows "fills": the scores the subgraph gives hidden keys.
+  /// With MaskedRows::kFills: the scores the subgraph gives hidden keys.
   HiddenFills hidden_fills;
   /// MultiHeadAttention's hidden_nonfinite [structural, bias] (1: the mask
   /// adds to a hidden score, so NaN and +inf reach the softmax; 0: Where
@@ -76,22 +74,22 @@ struct AttentionParams {
   KeyPaddingValues key_padding_values = KeyPaddingValues::kBinary;
 };
 
-/// Input and output positions, the same for both ops.
-inline constexpr int kInputQ = 0;
-inline constexpr int kInputK = 1;
-inline constexpr int kInputV = 2;
-inline constexpr int kInputMask = 3;
-inline constexpr int kInputPastKey = 4;
-inline constexpr int kInputPastValue = 5;
+/// Input and output positions, the same for both ops (MultiHeadAttention's
+/// are its schema's).
+inline constexpr int kInputQ = mha::kInputQ;
+inline constexpr int kInputK = mha::kInputK;
+inline constexpr int kInputV = mha::kInputV;
+inline constexpr int kInputMask = mha::kInputMask;
+inline constexpr int kInputPastKey = mha::kInputPastKey;
+inline constexpr int kInputPastValue = mha::kInputPastValue;
 inline constexpr int kInputNonpadKvSeqlen = 6;  // ONNX Attention (opset 24)
-inline constexpr int kInputKeyPadding = 6;      // MultiHeadAttention: [batch, total_kv_len], 0 pads a key
-inline constexpr int kOutputY = 0;
-inline constexpr int kOutputPresentKey = 1;
-inline constexpr int kOutputPresentValue = 2;
-inline constexpr int kOutputQk = 3;
+inline constexpr int kInputKeyPadding = mha::kInputKeyPadding;
+inline constexpr int kOutputY = mha::kOutputY;
+inline constexpr int kOutputPresentKey = mha::kOutputPresentKey;
+inline constexpr int kOutputPresentValue = mha::kOutputPresentValue;
+inline constexpr int kOutputQk = 3;  // ONNX Attention
 
-/// attune.MultiHeadAttention: num_heads, kv_num_heads, scale, causal, window, softcap, masked_rows,
-/// hidden_fills, key_padding, hidden_nonfinite, nan_guard.
+/// attune.MultiHeadAttention: the attributes of core/schema/multi_head_attention.h.
 absl::StatusOr<AttentionParams> ParseMultiHeadAttentionParams(const KernelInfo& info);
 /// ONNX Attention (opset 23, 24): is_causal, q_num_heads, kv_num_heads, scale,
 /// softcap, qk_matmul_output_mode, softmax_precision.

@@ -211,7 +211,7 @@ inline std::vector<AttentionCase> AllAttentionCases() {
         AttentionCase c;
         const char* fill = !std::isfinite(hidden) ? "neginf" : hidden == -1e9f ? "neg1e9" : hidden == -1e4f ? "neg1e4" : "finfo_min";
         c.name = std::string("masked_rows_") + fill + "_" +
-                 (rows == MaskedRows::kZeros ? "zeros" : rows == MaskedRows::kNaN ? "nan" : "uniform") + "_q" +
+                 std::string(ToString(rows)) + "_q" +
                  std::to_string(q_len);
         c.shape = shape(2, 4, 2, q_len, 150, 64, 64, Layout::kBTHD);
         c.bias = BiasKind::kFull;

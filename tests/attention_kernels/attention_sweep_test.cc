@@ -31,7 +31,6 @@ struct Variant {
   std::string name;
   Path path = Path::kFlash;
   Isa isa = Isa::kGeneric;
-  FlashGemm gemm = FlashGemm::kNative;
   FlashOverrides overrides;
   bool runs_heavy = false;  // also on the long-sequence cases
   int threads = 2;
@@ -50,8 +49,8 @@ std::vector<Variant> AllVariants() {
     v.threads = 1;
     v.name = prefix + "_auto_1thread";
     variants.push_back(v);
-    // Block sizes, in-place rows and sgemm tiles on one thread; auto, packed
-    // and decode (which have parallel phases and merges) on two.
+    // Block sizes and in-place rows on one thread; auto, packed and decode
+    // (which have parallel phases and merges) on two.
     for (int64_t bq : {16, 32, 64}) {
       v.name = prefix + "_bq" + std::to_string(bq);
       v.overrides = FlashOverrides{};
@@ -72,17 +71,6 @@ std::vector<Variant> AllVariants() {
     v.overrides = FlashOverrides{};
     v.overrides.path = FlashOverrides::Path::kDecode;
     v.name = prefix + "_decode";
-    variants.push_back(v);
-    v.threads = 1;
-    v.overrides = FlashOverrides{};
-    v.overrides.path = FlashOverrides::Path::kQueryBlocks;
-    v.gemm = FlashGemm::kOneDnn;
-    v.name = prefix + "_sgemm";
-    v.runs_heavy = isa != Isa::kGeneric;
-    variants.push_back(v);
-    v.runs_heavy = false;
-    v.overrides.block_q = 16;
-    v.name = prefix + "_sgemm_bq16";
     variants.push_back(v);
   }
   Variant onednn;
@@ -117,7 +105,7 @@ std::optional<double> RunVariant(const Variant& variant, int index, const std::v
     SetForcedIsa(variant.isa);
     SetFlashOverrides(variant.overrides);
     EXPECT_TRUE(ValidateAttentionArgs(built.args).ok());
-    status = RunFlashAttention(built.args, variant.gemm);
+    status = RunFlashAttention(built.args);
     SetFlashOverrides(FlashOverrides{});
     SetForcedIsa(std::nullopt);
   } else {

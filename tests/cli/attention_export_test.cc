@@ -1,6 +1,7 @@
 // RewriteAttentionForOnnx on hand-built graphs: when attune.MultiHeadAttention
 // may become ONNX Attention-23, and when it must stay.
 #include "core/ir/graph.h"
+#include "core/schema/multi_head_attention.h"
 #include "gtest/gtest.h"
 #include "importer/attention_export.h"
 
@@ -35,17 +36,17 @@ Built MhaGraph(int opset, Attributes attrs, SymbolicShape q_shape, SymbolicShape
     inputs.push_back(mask);
   }
   Value* y = g.AddValue("y", ElementType::kFloat32, q_shape);
-  b.mha = g.AddNode("MultiHeadAttention", "attune", "attn", inputs, {y}, std::move(attrs));
+  b.mha = g.AddNode(mha::kOpType, mha::kDomain, "attn", inputs, {y}, std::move(attrs));
   g.AddOutput(y);
   return b;
 }
 
 Attributes Causal(int64_t heads = 4) {
   Attributes a;
-  a.Set("num_heads", heads);
-  a.Set("kv_num_heads", heads);
-  a.Set("causal", int64_t{1});
-  a.Set("scale", 0.25f);
+  a.Set(mha::kNumHeads, heads);
+  a.Set(mha::kKvNumHeads, heads);
+  a.Set(mha::kCausal, int64_t{1});
+  a.Set(mha::kScale, 0.25f);
   return a;
 }
 
@@ -80,7 +81,7 @@ TEST(AttentionExport, CausalSelfAttentionBecomesOnnxAttention) {
 
 TEST(AttentionExport, WindowStays) {
   Attributes a = Causal();
-  a.Set("window", int64_t{8});
+  a.Set(mha::kWindow, int64_t{8});
   Built b = MhaGraph(17, a, S({N(1), Sym("seq"), N(64)}), S({N(1), Sym("seq"), N(64)}));
   AttentionExportSummary s;
   auto out = RewriteAttentionForOnnx(*b.graph, &s);

@@ -281,7 +281,8 @@ TEST(Help, EveryCommandPrintsItsUsage) {
     EXPECT_EQ(r.exit_code, 0) << Describe(r);
   }
   const CliResult inspect = RunCli({"inspect", "--help"});
-  for (const char* flag : {"--format text|json|dot", "--save-optimized", "--show-all", "--disable-pass", "--passes"})
+  for (const char* flag : {"--format text|json|dot", "--save-optimized", "--show-all", "--disable-pass", "--passes",
+                           "--stop-after PASS"})
     EXPECT_NE(inspect.out.find(flag), std::string::npos) << flag;
   const CliResult bench = RunCli({"bench", "--help"});
   for (const char* flag : {"--shape", "--dim", "--json", "--profile", "--iterations", "--warmup"})

@@ -8,8 +8,6 @@ namespace {
 
 using nlohmann::json;
 
-ModelCase Model(const std::string& name) { return {name, attune::testing::SourceDir() + "/models/" + name}; }
-
 std::vector<std::string> With(std::vector<std::string> args, const std::vector<std::string>& more) {
   args.insert(args.end(), more.begin(), more.end());
   return args;

@@ -124,6 +124,12 @@ struct ModelCase {
   }
 };
 
+/// How many nodes of `op` an inspect report's op histogram (ops_before, ops_after) holds.
+inline int Count(const nlohmann::json& histogram, const std::string& op) { return histogram.value(op, 0); }
+
+/// models/<name>.
+inline ModelCase Model(const std::string& name) { return {name, attune::testing::SourceDir() + "/models/" + name}; }
+
 inline std::vector<ModelCase> AllModels() {
   std::vector<ModelCase> models;
   const std::string root = attune::testing::SourceDir() + "/models";

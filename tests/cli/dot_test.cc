@@ -112,8 +112,6 @@ TEST_P(DotModelTest, FullGraphIsValidDot) { Check(true); }
 
 INSTANTIATE_TEST_SUITE_P(Models, DotModelTest, ::testing::ValuesIn(AllModels()), TestName);
 
-ModelCase Model(const std::string& name) { return {name, attune::testing::SourceDir() + "/models/" + name}; }
-
 TEST(DotReport, FusedNodeListsItsAttributesAndReplacedNodes) {
   const CliResult r = RunCli({"inspect", Model("mha_window8").model(), "--format", "dot"});
   ASSERT_EQ(r.exit_code, 0) << Describe(r);

@@ -16,8 +16,6 @@ json InspectJson(const ModelCase& m, const std::vector<std::string>& extra = {})
   return json::parse(r.out, nullptr, /*allow_exceptions=*/false);
 }
 
-int Count(const json& histogram, const std::string& op) { return histogram.value(op, 0); }
-
 class InspectModelTest : public ::testing::TestWithParam<ModelCase> {};
 
 TEST_P(InspectModelTest, JsonReportHasTheContractKeys) {
@@ -111,8 +109,6 @@ TEST_P(InspectModelTest, TextReportHasEverySection) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, InspectModelTest, ::testing::ValuesIn(AllModels()), TestName);
-
-ModelCase Model(const std::string& name) { return {name, attune::testing::SourceDir() + "/models/" + name}; }
 
 TEST(InspectCommand, TextReportOfMhaCausal) {
   const CliResult r = RunCli({"inspect", Model("mha_causal").model()});

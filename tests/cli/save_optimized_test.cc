@@ -100,8 +100,6 @@ TEST_P(SaveOptimizedTest, SavedModelRunsWithTheSameOutputs) {
 
 INSTANTIATE_TEST_SUITE_P(Models, SaveOptimizedTest, ::testing::ValuesIn(AllModels()), TestName);
 
-ModelCase Model(const std::string& name) { return {name, attune::testing::SourceDir() + "/models/" + name}; }
-
 TEST(SaveOptimized, CausalModelBecomesOneOnnxAttention) {
   TempDir dir;
   // An additive causal mask: ONNX Attention adds its mask too, so NaN goes where it went.

@@ -7,6 +7,7 @@
 #include <random>
 #include <vector>
 
+#include "core/schema/multi_head_attention.h"
 #include "gtest/gtest.h"
 #include "tests/common/kernel_runner.h"
 
@@ -124,15 +125,15 @@ struct Call {
 
 KernelCall MhaCall(const Problem& p, const Call& c) {
   KernelCall call;
-  call.op_type = "MultiHeadAttention";
-  call.domain = "attune";
+  call.op_type = mha::kOpType;
+  call.domain = mha::kDomain;
   call.opset = 1;
-  if (c.set_num_heads) call.attributes.Set("num_heads", p.q_heads);
-  if (p.kv_heads != p.q_heads) call.attributes.Set("kv_num_heads", p.kv_heads);
-  if (p.scale != 0.0f) call.attributes.Set("scale", p.scale);
-  if (p.causal) call.attributes.Set("causal", int64_t{1});
-  if (p.window > 0) call.attributes.Set("window", p.window);
-  if (p.softcap > 0.0f) call.attributes.Set("softcap", p.softcap);
+  if (c.set_num_heads) call.attributes.Set(mha::kNumHeads, p.q_heads);
+  if (p.kv_heads != p.q_heads) call.attributes.Set(mha::kKvNumHeads, p.kv_heads);
+  if (p.scale != 0.0f) call.attributes.Set(mha::kScale, p.scale);
+  if (p.causal) call.attributes.Set(mha::kCausal, int64_t{1});
+  if (p.window > 0) call.attributes.Set(mha::kWindow, p.window);
+  if (p.softcap > 0.0f) call.attributes.Set(mha::kSoftcap, p.softcap);
   if (c.three_d) {
     call.inputs.push_back(
         Floats({p.batch, p.q_len, p.q_heads * p.dim}, ToThreeD(p.q, p.batch, p.q_heads, p.q_len, p.dim)));
@@ -436,11 +437,11 @@ TEST(MultiHeadAttentionTest, RejectsNumHeadsNotDividingHidden) {
   Call c;
   c.three_d = true;
   KernelCall call = MhaCall(p, c);
-  call.attributes.Set("num_heads", int64_t{3});  // hidden 8
-  call.attributes.Set("kv_num_heads", int64_t{2});
+  call.attributes.Set(mha::kNumHeads, int64_t{3});  // hidden 8
+  call.attributes.Set(mha::kKvNumHeads, int64_t{2});
   EXPECT_EQ(CodeOf(call), absl::StatusCode::kInvalidArgument);
   call = MhaCall(p, c);
-  call.attributes.Erase("num_heads");  // 3-D needs it
+  call.attributes.Erase(mha::kNumHeads);  // 3-D needs it
   EXPECT_EQ(CodeOf(call), absl::StatusCode::kInvalidArgument);
 }
 
@@ -500,20 +501,29 @@ TEST(MultiHeadAttentionTest, RejectsOtherBadInputs) {
   call.inputs[1] = *Tensor::FromVector<double>({2, 2, 3, 4}, std::vector<double>(48, 0.0));
   expect_invalid(call, "K type differs from Q");
   call = MhaCall(p, {});
-  call.attributes.Set("causal", int64_t{2});
+  call.attributes.Set(mha::kCausal, int64_t{2});
   expect_invalid(call, "causal = 2");
   call = MhaCall(p, {});
-  call.attributes.Set("window", int64_t{-1});
+  call.attributes.Set(mha::kWindow, int64_t{-1});
   expect_invalid(call, "window < 0");
   call = MhaCall(p, {});
-  call.attributes.Set("softcap", -1.0f);
+  call.attributes.Set(mha::kSoftcap, -1.0f);
   expect_invalid(call, "softcap < 0");
   call = MhaCall(p, {});
-  call.attributes.Set("num_heads", int64_t{3});
+  call.attributes.Set(mha::kNumHeads, int64_t{3});
   expect_invalid(call, "4-D Q with 2 heads, num_heads = 3");
   call = MhaCall(p, {});
-  call.attributes.Set("num_heads", std::string("two"));
+  call.attributes.Set(mha::kNumHeads, std::string("two"));
   expect_invalid(call, "num_heads of the wrong type");
+  call = MhaCall(p, {});
+  call.attributes.Set(mha::kMaskedRows, std::string("zero"));
+  expect_invalid(call, "masked_rows not one of the schema's names");
+  EXPECT_NE(RunKernel(call).status().message().find(R"("zeros", "nan", "uniform" or "fills" (got "zero"))"),
+            std::string::npos)
+      << RunKernel(call).status();
+  call = MhaCall(p, {});
+  call.attributes.Set(mha::kKeyPadding, std::string("boolean"));
+  expect_invalid(call, "key_padding not one of the schema's names");
   call = MhaCall(p, {});
   call.attributes.Set("heads", int64_t{2});
   EXPECT_EQ(CodeOf(call), absl::StatusCode::kUnimplemented) << "unknown attribute";

@@ -1,6 +1,7 @@
 // Shape inference: element types and symbolic shapes per op family.
 #include <gtest/gtest.h>
 
+#include "core/schema/multi_head_attention.h"
 #include "engine/passes/passes.h"
 #include "tests/common/graph_builder.h"
 #include "tests/passes/canon_test_util.h"
@@ -238,11 +239,11 @@ TEST(CanonShapeInference, FusedMultiHeadAttention) {
   Value* v = b.Input("v", kF32, Dims({"batch", "seq", 48}));
   Value* past_k = b.Input("pk", kF32, Dims({"batch", 2, "past", 16}));
   Value* past_v = b.Input("pv", kF32, Dims({"batch", 2, "past", 24}));
-  auto outs = b.Nodes("MultiHeadAttention", {q, k, v, nullptr, past_k, past_v}, 3,
-                      Attrs({{"num_heads", int64_t{4}}, {"kv_num_heads", int64_t{2}}}), "mha", "attune");
+  auto outs = b.Nodes(mha::kOpType, {q, k, v, nullptr, past_k, past_v}, 3,
+                      Attrs({{mha::kNumHeads, int64_t{4}}, {mha::kKvNumHeads, int64_t{2}}}), "mha", mha::kDomain);
   Value* q4 = b.Input("q4", kF32, Dims({"batch", 4, "seq", 16}));
   Value* v4 = b.Input("v4", kF32, Dims({"batch", 4, "seq", 8}));
-  Value* y4 = b.Node("MultiHeadAttention", {q4, q4, v4}, Attrs({{"num_heads", int64_t{4}}}), "mha4", "attune");
+  Value* y4 = b.Node(mha::kOpType, {q4, q4, v4}, Attrs({{mha::kNumHeads, int64_t{4}}}), "mha4", mha::kDomain);
   Infer(b.graph());
   EXPECT_EQ(ShapeOf(outs[0]), "[batch, seq, 96]");  // 4 heads x (48 / 2)
   EXPECT_EQ(ShapeOf(outs[1]), "[batch, 2, past+seq, 16]");

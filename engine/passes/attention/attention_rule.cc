@@ -8,6 +8,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/schema/multi_head_attention.h"
 #include "engine/passes/attention/broadcast_check.h"
 #include "engine/passes/attention/mask_chain_proof.h"
 #include "engine/passes/attention/mask_proof.h"
@@ -136,22 +137,21 @@ std::string OperandRef(RewritePlan& plan, const HeadOperand& op, const std::stri
 }
 
 struct MaskDecision {
-  /// none, causal, window, explicit, or with a key padding input padding,
-  /// causal+padding, window+padding.
-  std::string kind = "none";
+  mha::MaskKind kind = mha::MaskKind::kNone;
   bool causal = false;  // the fused op's causal attribute (causal or window)
   int64_t window = 0;
   std::string attn_mask;  // value reference for an explicit mask
-  /// With an explicit mask: what a row whose every key it hides gives in the
-  /// subgraph ("nan": softmax of -inf scores; "uniform": of equal finite fills).
-  std::string masked_rows;
+  /// What a row whose every key the mask hides gives in the subgraph (NaN:
+  /// softmax of -inf scores; uniform: of equal finite fills); none when no
+  /// row can be fully hidden.
+  std::optional<mha::MaskedRows> masked_rows;
   std::optional<Reason> not_causal;
   /// The longest length the mask's constants (windows, offsets) reach: verify mode runs beyond it.
   int64_t longest_constant = 0;
   /// The graph input whose zeros pad keys, and which of its values the proof covers.
   std::string key_padding;
-  std::string key_padding_values;
-  /// With masked_rows "fills": the scores a row with no visible key gives its
+  mha::KeyPaddingValues key_padding_values = mha::KeyPaddingValues::kBinary;
+  /// With MaskedRows::kFills: the scores a row with no visible key gives its
   /// keys [hidden by the causal part only, by the padding only, by both].
   std::vector<float> hidden_fills;
   /// Whether a NaN or +inf score at a key [the causal or window part, the
@@ -165,16 +165,18 @@ MaskDecision FromChain(const ProvenMaskChain& proof) {
   MaskDecision d;
   d.longest_constant = proof.longest_constant;
   d.hidden_nonfinite = proof.keeps_nonfinite;
-  const std::string structural = proof.open ? "" : proof.window > 0 ? "window" : "causal";
+  const mha::MaskKind structural = proof.open          ? mha::MaskKind::kNone
+                                   : proof.window > 0 ? mha::MaskKind::kWindow
+                                                      : mha::MaskKind::kCausal;
   d.causal = !proof.open;
   d.window = proof.window;
   if (proof.key_padding == nullptr) {
-    d.kind = proof.open ? "none" : structural;
+    d.kind = structural;
     return d;
   }
-  d.kind = structural.empty() ? "padding" : structural + "+padding";
+  d.kind = mha::WithKeyPadding(structural);
   d.key_padding = proof.key_padding->name();
-  d.key_padding_values = proof.nonzero_shows ? "nonzero" : "binary";
+  d.key_padding_values = proof.nonzero_shows ? mha::KeyPaddingValues::kNonzero : mha::KeyPaddingValues::kBinary;
   if (proof.hidden_rows) {
     // One value for every part a fully hidden row showed: the simpler
     // policies say the same (-inf everywhere: NaN; one finite fill: the mean of V).
@@ -186,11 +188,11 @@ MaskDecision FromChain(const ProvenMaskChain& proof) {
       only = proof.fills[part];
     }
     if (one && only && std::isinf(*only)) {
-      d.masked_rows = "nan";
+      d.masked_rows = mha::MaskedRows::kNaN;
     } else if (one && only) {
-      d.masked_rows = "uniform";
+      d.masked_rows = mha::MaskedRows::kUniform;
     } else {
-      d.masked_rows = "fills";
+      d.masked_rows = mha::MaskedRows::kFills;
       d.hidden_fills.assign(proof.fills.begin(), proof.fills.end());
     }
   }
@@ -262,13 +264,13 @@ std::variant<MaskDecision, Reason> DecideMask(const Graph& graph, const pattern:
     if (proof.ok()) {
       d.longest_constant = proof->longest_constant;
       if (proof->open) return d;  // hides nothing: no mask at all
-      d.kind = proof->window > 0 ? "window" : "causal";
+      d.kind = proof->window > 0 ? mha::MaskKind::kWindow : mha::MaskKind::kCausal;
       d.causal = true;
       d.window = proof->window;
       // No row is hidden by the structure alone, but a -inf Q or K entry can
       // make every score a row sees -inf: the row then averages what the
       // fill gives its hidden keys (equal finite fills), or is NaN (-inf).
-      d.masked_rows = v.mask == MaskForm::kWhere && !infinite_fill ? "uniform" : "nan";
+      d.masked_rows = v.mask == MaskForm::kWhere && !infinite_fill ? mha::MaskedRows::kUniform : mha::MaskedRows::kNaN;
       return d;
     }
     why = std::string(proof.status().message());
@@ -311,13 +313,13 @@ std::variant<MaskDecision, Reason> DecideMask(const Graph& graph, const pattern:
     plan.nodes.push_back(std::move(un));
     ref = out;
   }
-  d.kind = "explicit";
+  d.kind = mha::MaskKind::kExplicit;
   d.attn_mask = ref;
   // A row whose every key the mask hides: Where with a finite fill gives
   // equal scores there (uniform weights), a -inf fill or an additive -inf
   // mask gives softmax of -inf, NaN. An additive finite mask is added as it
   // is, so its rows never count as hidden.
-  d.masked_rows = v.mask == MaskForm::kWhere && !infinite_fill ? "uniform" : "nan";
+  d.masked_rows = v.mask == MaskForm::kWhere && !infinite_fill ? mha::MaskedRows::kUniform : mha::MaskedRows::kNaN;
   d.not_causal = why;
   return d;
 }
@@ -409,7 +411,7 @@ std::variant<AttentionRewrite, std::string> CheckAttention(const Graph& graph, c
   MaskDecision& mask = std::get<MaskDecision>(mask_or);
   // Where(IsNaN(p), 0, p) after the softmax: rows the subgraph makes NaN give zero weights.
   const bool nan_guard = m.value(c::kNanGuarded) != nullptr;
-  if (nan_guard && mask.masked_rows == "nan") mask.masked_rows = "zeros";
+  if (nan_guard && mask.masked_rows == mha::MaskedRows::kNaN) mask.masked_rows = mha::MaskedRows::kZeros;
 
   // Layout: straight from the projections when every split and the merge are plain.
   std::optional<HeadMerge> merge;
@@ -434,24 +436,32 @@ std::variant<AttentionRewrite, std::string> CheckAttention(const Graph& graph, c
   const int64_t heads = rank == 3 ? 1 : ops.q.heads;
   const int64_t kv_heads = rank == 3 ? 1 : ops.k.heads;
 
-  PlannedNode fused{"MultiHeadAttention", "attune", absl::StrCat(softmax->name(), "/MultiHeadAttention"), {}, {}, {}};
-  if (heads > 0) fused.attributes.Set("num_heads", heads);
-  if (kv_heads > 0) fused.attributes.Set("kv_num_heads", kv_heads);
-  fused.attributes.Set("scale", static_cast<float>(scale));
-  if (mask.causal) fused.attributes.Set("causal", int64_t{1});
-  if (mask.window > 0) fused.attributes.Set("window", mask.window);
-  if (!mask.masked_rows.empty()) fused.attributes.Set("masked_rows", mask.masked_rows);
-  if (!mask.hidden_fills.empty()) fused.attributes.Set("hidden_fills", mask.hidden_fills);
-  if (!mask.key_padding.empty()) fused.attributes.Set("key_padding", mask.key_padding_values);
+  PlannedNode fused{mha::kOpType, mha::kDomain, absl::StrCat(softmax->name(), "/", mha::kOpType), {}, {}, {}};
+  if (heads > 0) fused.attributes.Set(mha::kNumHeads, heads);
+  if (kv_heads > 0) fused.attributes.Set(mha::kKvNumHeads, kv_heads);
+  fused.attributes.Set(mha::kScale, static_cast<float>(scale));
+  if (mask.causal) fused.attributes.Set(mha::kCausal, int64_t{1});
+  if (mask.window > 0) fused.attributes.Set(mha::kWindow, mask.window);
+  if (mask.masked_rows) fused.attributes.Set(mha::kMaskedRows, std::string(mha::ToString(*mask.masked_rows)));
+  if (!mask.hidden_fills.empty()) fused.attributes.Set(mha::kHiddenFills, mask.hidden_fills);
+  if (!mask.key_padding.empty())
+    fused.attributes.Set(mha::kKeyPadding, std::string(mha::ToString(mask.key_padding_values)));
   if (!mask.hidden_nonfinite[0] || !mask.hidden_nonfinite[1])
-    fused.attributes.Set("hidden_nonfinite", std::vector<int64_t>{mask.hidden_nonfinite[0], mask.hidden_nonfinite[1]});
-  if (nan_guard) fused.attributes.Set("nan_guard", int64_t{1});
-  if (softcap) fused.attributes.Set("softcap", static_cast<float>(*softcap));
+    fused.attributes.Set(mha::kHiddenNonFinite,
+                         std::vector<int64_t>{mask.hidden_nonfinite[0], mask.hidden_nonfinite[1]});
+  if (nan_guard) fused.attributes.Set(mha::kNanGuard, int64_t{1});
+  if (softcap) fused.attributes.Set(mha::kSoftcap, static_cast<float>(*softcap));
   const bool has_past = ops.k.past != nullptr;
-  fused.inputs = {q_ref, k_ref, v_ref, mask.attn_mask};
-  fused.inputs.push_back(has_past ? ops.k.past->name() : "");
-  fused.inputs.push_back(has_past ? ops.v.past->name() : "");
-  fused.inputs.push_back(mask.key_padding);
+  fused.inputs.assign(mha::kNumInputs, "");
+  fused.inputs[mha::kInputQ] = q_ref;
+  fused.inputs[mha::kInputK] = k_ref;
+  fused.inputs[mha::kInputV] = v_ref;
+  fused.inputs[mha::kInputMask] = mask.attn_mask;
+  if (has_past) {
+    fused.inputs[mha::kInputPastKey] = ops.k.past->name();
+    fused.inputs[mha::kInputPastValue] = ops.v.past->name();
+  }
+  fused.inputs[mha::kInputKeyPadding] = mask.key_padding;
   while (!fused.inputs.empty() && fused.inputs.back().empty()) fused.inputs.pop_back();
   rw.output_type = replaced->type();
   fused.outputs.push_back(rw.plan.AddValue("y", replaced->name() + "/fused", replaced->type(), replaced->shape()));
@@ -467,7 +477,7 @@ std::variant<AttentionRewrite, std::string> CheckAttention(const Graph& graph, c
   rw.plan.nodes.push_back(std::move(fused));
 
   FusionRecord& r = rw.record;
-  r.op = "MultiHeadAttention";
+  r.op = mha::kOpType;
   r.pattern = variant.Name();
   r.num_heads = heads;
   r.kv_num_heads = kv_heads;
@@ -475,8 +485,8 @@ std::variant<AttentionRewrite, std::string> CheckAttention(const Graph& graph, c
   r.scale = static_cast<float>(scale);
   r.causal = mask.causal;
   r.window = mask.window;
-  r.mask = mask.kind;
-  r.masked_rows = mask.masked_rows;
+  r.mask = mha::ToString(mask.kind);
+  r.masked_rows = mask.masked_rows ? mha::ToString(*mask.masked_rows) : "";
   r.key_padding = mask.key_padding;
   r.q_layout = three_d ? "BTC" : "BHTD";
   r.has_past = has_past;

@@ -1,5 +1,6 @@
 // Shape rule of the fused attune.MultiHeadAttention op (inputs Q, K, V, mask,
 // past K, past V, key padding; outputs Y, present K, present V).
+#include "core/schema/multi_head_attention.h"
 #include "engine/passes/shape_rules/rules.h"
 #include "engine/passes/symbolic_dim.h"
 
@@ -16,36 +17,37 @@ Dim HeadDim(const SymbolicShape& s, int64_t heads) {
 Dim SeqLen(const SymbolicShape& s) { return s.size() == 4 ? s[2] : s.size() == 3 ? s[1] : Dim(); }
 
 absl::Status MultiHeadAttentionRule(ShapeContext& ctx) {
-  auto heads_attr = ctx.attrs().GetInt("num_heads", 0);
+  auto heads_attr = ctx.attrs().GetInt(mha::kNumHeads, 0);
   if (!heads_attr.ok()) return heads_attr.status();
   const int64_t heads = *heads_attr;
-  auto kv_heads_attr = ctx.attrs().GetInt("kv_num_heads", heads);
+  auto kv_heads_attr = ctx.attrs().GetInt(mha::kKvNumHeads, heads);
   if (!kv_heads_attr.ok()) return kv_heads_attr.status();
   const int64_t kv_heads = *kv_heads_attr > 0 ? *kv_heads_attr : heads;
-  for (int o = 0; o < ctx.num_outputs(); ++o) ctx.output(o).type = ctx.input(0).type;
+  for (int o = 0; o < ctx.num_outputs(); ++o) ctx.output(o).type = ctx.input(mha::kInputQ).type;
 
-  const auto& q = ctx.input(0).shape;
-  const auto& k = ctx.input(1).shape;
-  const auto& v = ctx.input(2).shape;
+  const auto& q = ctx.input(mha::kInputQ).shape;
+  const auto& k = ctx.input(mha::kInputK).shape;
+  const auto& v = ctx.input(mha::kInputV).shape;
   const Dim v_head_dim = v ? HeadDim(*v, kv_heads) : Dim();
   if (q && q->size() == 3) {
     SymbolicShape y = *q;
     y[2] = DimMul(Dim::Known(heads), v_head_dim);
-    ctx.output(0).shape = y;
+    ctx.output(mha::kOutputY).shape = y;
   } else if (q && q->size() == 4) {
     SymbolicShape y = *q;
     y[3] = v_head_dim;
-    ctx.output(0).shape = y;
+    ctx.output(mha::kOutputY).shape = y;
   }
   // present = concat(past, new) along the sequence, laid out [B, kv_heads, P + S, D].
   for (int which = 0; which < 2; ++which) {
-    const int out = 1 + which;
+    const int out = which == 0 ? mha::kOutputPresentKey : mha::kOutputPresentValue;
+    const int past_input = which == 0 ? mha::kInputPastKey : mha::kInputPastValue;
     if (out >= ctx.num_outputs()) break;
     const auto& fresh = which == 0 ? k : v;
     if (!fresh || (fresh->size() != 3 && fresh->size() != 4)) continue;
     Dim length = SeqLen(*fresh);
-    const auto& past = ctx.input(4 + which).shape;
-    if (ctx.has_input(4 + which)) length = past && past->size() == 4 ? DimAdd((*past)[2], length) : Dim();
+    const auto& past = ctx.input(past_input).shape;
+    if (ctx.has_input(past_input)) length = past && past->size() == 4 ? DimAdd((*past)[2], length) : Dim();
     ctx.output(out).shape = SymbolicShape{(*fresh)[0], Dim::Known(kv_heads), length, HeadDim(*fresh, kv_heads)};
   }
   return absl::OkStatus();
@@ -53,6 +55,6 @@ absl::Status MultiHeadAttentionRule(ShapeContext& ctx) {
 
 }  // namespace
 
-void AddAttentionRules(RuleTable& table) { table.Add("MultiHeadAttention", MultiHeadAttentionRule, "attune"); }
+void AddAttentionRules(RuleTable& table) { table.Add(mha::kOpType, MultiHeadAttentionRule, mha::kDomain); }
 
 }  // namespace attune::shape_rules

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "absl/status/status.h"
+#include "core/schema/multi_head_attention.h"
 #include "ops/attention/attention_backend.h"
 #include "ops/kernel.h"
 
@@ -21,17 +22,9 @@ struct StridedView {
   int64_t stride_seq = 0;
 };
 
-/// What a query row outputs when every key is hidden to it (by the
-/// structural masks and -inf bias entries together). A fused op must give
-/// what the subgraph it replaces gives there.
-enum class MaskedRows {
-  kZeros,    // zeros (ONNX Attention in Attune; never NaN)
-  kNaN,      // NaN, as softmax over a row of -inf scores gives
-  kUniform,  // equal weights over all kv_len keys (the mean of V), as softmax
-             // gives over a row whose scores all equal one finite fill value
-  kFills,    // softmax over the scores the subgraph gives its hidden keys
-             // (AttentionArgs::hidden_fills, by what hides each key)
-};
+/// What a query row outputs when every key is hidden to it: the fused op's
+/// masked_rows policy (core/schema/multi_head_attention.h).
+using mha::MaskedRows;
 
 /// With MaskedRows::kFills: the score the replaced subgraph gives a hidden
 /// key, by what hides it. A causal-plus-padding mask built as

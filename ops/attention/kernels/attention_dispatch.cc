@@ -29,7 +29,7 @@ bool PreferOneDnn(const AttentionArgs& a) {
 }
 
 absl::Status RunFlashOrReference(const AttentionArgs& args) {
-  if (FlashSupports(args)) return RunFlashAttention(args, FlashGemm::kNative);
+  if (FlashSupports(args)) return RunFlashAttention(args);
   RunAttentionReference(args);
   return absl::OkStatus();
 }

@@ -56,8 +56,8 @@ int64_t TaskCost(const AttentionArgs& a, const FlashTask& t) {
   return cost;
 }
 
-absl::Status RunQueryBlocks(const AttentionArgs& a, const FlashKernels& kernels, FlashGemm gemm) {
-  const FlashPlan plan = MakeFlashPlan(a, gemm);
+absl::Status RunQueryBlocks(const AttentionArgs& a, const FlashKernels& kernels) {
+  const FlashPlan plan = MakeFlashPlan(a);
   std::vector<FlashTask> tasks;
   std::vector<int64_t> cost;
   for (int64_t b = 0; b < a.batch; ++b) {
@@ -106,7 +106,6 @@ absl::Status RunQueryBlocks(const AttentionArgs& a, const FlashKernels& kernels,
   const int64_t n = static_cast<int64_t>(tasks.size());
 #pragma omp parallel num_threads(threads)
   {
-    omp_set_num_threads(1);  // oneDNN sgemm tiles stay on this thread even in a team of one
     if (pack) {
 #pragma omp for schedule(static)
       for (int64_t r = 0; r < pack_rows; ++r) {
@@ -188,13 +187,8 @@ bool FlashSupports(const AttentionArgs& a) {
   return a.kv_len < kInt32Max && a.q_len < kInt32Max && a.head_dim > 0 && a.v_head_dim > 0;
 }
 
-bool FlashOneDnnGemmSupports(const AttentionArgs& a) {
-  return FlashSupports(a) && a.k.stride_seq >= a.head_dim && a.v.stride_seq >= a.v_head_dim;
-}
-
-FlashPlan MakeFlashPlan(const AttentionArgs& a, FlashGemm gemm) {
+FlashPlan MakeFlashPlan(const AttentionArgs& a) {
   FlashPlan p;
-  p.gemm = gemm;
   p.log2_scale = a.scale * kLog2e;
   // Query blocks of 64 rows, halved (down to 16) for short sequences and
   // while there are too few tasks to keep every thread busy.
@@ -235,14 +229,14 @@ FlashPlan MakeFlashPlan(const AttentionArgs& a, FlashGemm gemm) {
 
 void SetFlashOverrides(const FlashOverrides& overrides) { g_overrides = overrides; }
 
-absl::Status RunFlashAttention(const AttentionArgs& a, FlashGemm gemm) {
+absl::Status RunFlashAttention(const AttentionArgs& a) {
   if (a.batch == 0 || a.q_heads == 0 || a.q_len == 0) return absl::OkStatus();
   const FlashKernels& kernels = KernelsFor(ActiveIsa());
   const bool decode = g_overrides.path == FlashOverrides::Path::kAuto
                           ? a.q_len <= kFlashDecodeMaxQueryLen
                           : g_overrides.path == FlashOverrides::Path::kDecode;
   if (decode) return RunDecode(a, kernels);
-  return RunQueryBlocks(a, kernels, gemm);
+  return RunQueryBlocks(a, kernels);
 }
 
 }  // namespace attune::attention

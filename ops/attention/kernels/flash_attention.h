@@ -16,16 +16,9 @@
 
 namespace attune::attention {
 
-/// How the tile GEMMs are computed.
-enum class FlashGemm {
-  kNative,   // our register-blocked micro-kernels, with fused mask/max epilogue
-  kOneDnn,   // dnnl_sgemm per tile (single-threaded inside our OpenMP region)
-};
-
 struct FlashPlan {
   int64_t block_q = 64;   // query rows per task
   int64_t block_k = 192;  // keys per tile
-  FlashGemm gemm = FlashGemm::kNative;
   float log2_scale = 1.0f;  // scale * log2(e), folded into Qᵀ
 
   // Per-thread scratch, in floats from a 64-byte aligned base.
@@ -83,15 +76,13 @@ inline constexpr int64_t kFlashDecodeMaxQueryLen = 4;
 
 /// Runs the flash path with the active ISA (or the forced one); assumes the
 /// arguments were validated and that FlashSupports(args) holds.
-absl::Status RunFlashAttention(const AttentionArgs& args, FlashGemm gemm);
+absl::Status RunFlashAttention(const AttentionArgs& args);
 
-/// The flash path handles every AttentionArgs except sizes beyond int32 key
-/// indices; oneDNN sgemm tiles additionally need row strides >= the row size.
+/// The flash path handles every AttentionArgs except sizes beyond int32 key indices.
 bool FlashSupports(const AttentionArgs& args);
-bool FlashOneDnnGemmSupports(const AttentionArgs& args);
 
 /// The plan RunFlashAttention would use (exposed for tests and benchmarks).
-FlashPlan MakeFlashPlan(const AttentionArgs& args, FlashGemm gemm);
+FlashPlan MakeFlashPlan(const AttentionArgs& args);
 
 /// Overrides of the automatic choices, for tests (to reach every
 /// micro-kernel and both paths) and tuning; 0 / kAuto = automatic.

@@ -10,8 +10,6 @@
 // PrefetchL2(p) (a hint; may do nothing).
 #pragma once
 
-#include <dnnl.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -262,12 +260,12 @@ void TileOutputPartial(const BlockContext& ctx, int64_t j0, int64_t nk) {
   }
 }
 
-/// Bias, softcap, mask and tile max over St, for what the Q·Kᵀ epilogue did
-/// not do. With a bias the scores leave this pass in natural units, S·ln2 +
+/// Bias, softcap and tile max over St, for what the Q·Kᵀ epilogue did not
+/// do (it applies the mask). With a bias the scores leave this pass in natural units, S·ln2 +
 /// bias, so that adding a large bias (-1e4, finfo.min) rounds exactly as the
 /// subgraph's Add does; TileSoftmax<kNatural> then takes exp2((S - max)·log2e).
 template <class V>
-void TileScorePass(const BlockContext& ctx, int64_t j0, int64_t nk, bool mask) {
+void TileScorePass(const BlockContext& ctx, int64_t j0, int64_t nk) {
   using F = typename V::F;
   constexpr int64_t L = V::kLanes;
   const AttentionArgs& a = *ctx.args;
@@ -295,7 +293,6 @@ void TileScorePass(const BlockContext& ctx, int64_t j0, int64_t nk, bool mask) {
         const F t = V::Sub(one, V::Div(two, V::Add(e, one)));
         x = V::KeepNegInf(x, V::Mul(capv, t));
       }
-      if (mask) x = V::MaskRange(x, ctx.lo + c, ctx.hi + c, static_cast<int32_t>(j0 + j));
       V::Store(ctx.tile_max + c, V::Max(V::Load(ctx.tile_max + c), x));
       V::Store(s + c, x);
     }
@@ -412,7 +409,6 @@ void ProcessQueryBlock(const AttentionArgs& a, const FlashPlan& plan, const Flas
   }
   std::memset(ctx.ot, 0, sizeof(float) * v_dim * bq);
 
-  const bool native = plan.gemm == FlashGemm::kNative;
   const bool score_pass = a.bias.data != nullptr || a.softcap > 0.0f;
   for (int64_t j0 = k_first; j0 < k_last; j0 += plan.block_k) {
     const int64_t nk = std::min(plan.block_k, k_last - j0);
@@ -420,33 +416,22 @@ void ProcessQueryBlock(const AttentionArgs& a, const FlashPlan& plan, const Flas
     for (int64_t i = 0; i < rows && full; ++i) full = ctx.lo[i] <= j0 && ctx.hi[i] >= j0 + nk;
     for (int64_t i = 0; i < bq; i += L) V::Store(ctx.tile_max + i, V::Set1(kNegInf));
 
-    if (native) {
-      const int64_t next_nk = std::max<int64_t>(0, std::min(plan.block_k, k_last - j0 - nk));
-      if (full) {
-        TileScoresNative<V, MR, NV>(ctx, j0, nk, next_nk, !score_pass);
-      } else {
-        TileScoresPartial<V, SMR, SNV>(ctx, j0, nk, next_nk, !score_pass);
-      }
-      if (score_pass) TileScorePass<V>(ctx, j0, nk, false);
+    const int64_t next_nk = std::max<int64_t>(0, std::min(plan.block_k, k_last - j0 - nk));
+    if (full) {
+      TileScoresNative<V, MR, NV>(ctx, j0, nk, next_nk, !score_pass);
     } else {
-      dnnl_sgemm('N', 'N', nk, bq, dim, 1.0f, RowOf(a.k, ctx.batch, ctx.kv_head, j0), a.k.stride_seq, ctx.qt, bq,
-                 0.0f, ctx.st, bq);
-      TileScorePass<V>(ctx, j0, nk, !full);
+      TileScoresPartial<V, SMR, SNV>(ctx, j0, nk, next_nk, !score_pass);
     }
+    if (score_pass) TileScorePass<V>(ctx, j0, nk);
     if (a.bias.data != nullptr) {
       TileSoftmax<V, NV, true>(ctx, nk, v_dim);
     } else {
       TileSoftmax<V, NV, false>(ctx, nk, v_dim);
     }
-    if (native) {
-      if (full) {
-        TileOutputNative<V, MR, NV>(ctx, j0, nk);
-      } else {
-        TileOutputPartial<V, SMR, SNV>(ctx, j0, nk);
-      }
+    if (full) {
+      TileOutputNative<V, MR, NV>(ctx, j0, nk);
     } else {
-      dnnl_sgemm('T', 'N', v_dim, bq, nk, 1.0f, RowOf(a.v, ctx.batch, ctx.kv_head, j0), a.v.stride_seq, ctx.st, bq,
-                 1.0f, ctx.ot, bq);
+      TileOutputPartial<V, SMR, SNV>(ctx, j0, nk);
     }
   }
 

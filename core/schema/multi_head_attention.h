@@ -1,0 +1,113 @@
+// The schema of attune.MultiHeadAttention, the fused attention op: its name,
+// attribute names, input and output slots, and the values of its string
+// attributes and of the mask kind the fusion report gives it. The fusion that
+// writes the op, the kernel that reads it, its shape rule, the ONNX exporter
+// and the reports all spell these through here, so that a name cannot drift
+// between the writer and a reader.
+#pragma once
+
+#include <string_view>
+
+#include "absl/status/statusor.h"
+
+namespace attune {
+class Node;
+}  // namespace attune
+
+namespace attune::mha {
+
+inline constexpr char kDomain[] = "attune";
+inline constexpr char kOpType[] = "MultiHeadAttention";
+
+// Attribute names. Every attribute is optional.
+inline constexpr char kNumHeads[] = "num_heads";        // int > 0: query heads (3-D inputs need it)
+inline constexpr char kKvNumHeads[] = "kv_num_heads";   // int > 0: key/value heads (default num_heads)
+inline constexpr char kScale[] = "scale";               // float: multiplies Q·Kᵀ (default 1/√head_dim)
+inline constexpr char kCausal[] = "causal";             // 0 or 1: a causal mask aligned bottom-right
+inline constexpr char kWindow[] = "window";             // int >= 0: > 0 limits a query to that many keys back
+inline constexpr char kSoftcap[] = "softcap";           // float >= 0: scores become softcap·tanh(s/softcap)
+inline constexpr char kMaskedRows[] = "masked_rows";    // a MaskedRows name (default "zeros")
+inline constexpr char kHiddenFills[] = "hidden_fills";  // 3 floats: the scores of keys hidden by [causal, padding, both]
+inline constexpr char kKeyPadding[] = "key_padding";    // a KeyPaddingValues name (default "binary")
+// 2 flags [causal/window part, attn_mask or key padding], default [1, 1]: 1
+// when that part adds to a hidden key's score (a NaN or +inf score there
+// still makes its row NaN), 0 when it replaces the score (Where).
+inline constexpr char kHiddenNonFinite[] = "hidden_nonfinite";
+inline constexpr char kNanGuard[] = "nan_guard";  // 0 or 1: Where(IsNaN(p), 0, p) after the softmax
+
+/// Every attribute the op has; any other is refused.
+inline constexpr std::string_view kAttributes[] = {kNumHeads,   kKvNumHeads, kScale,      kCausal,
+                                                   kWindow,     kSoftcap,    kMaskedRows, kHiddenFills,
+                                                   kKeyPadding, kHiddenNonFinite, kNanGuard};
+
+/// Input slots; an absent optional input is an empty name (or a shorter list).
+enum Input : int {
+  kInputQ = 0,            // [B, T, H·D] or [B, H, T, D]
+  kInputK = 1,            // like Q with kv_num_heads
+  kInputV = 2,
+  kInputMask = 3,         // optional explicit mask: bool keeps where true, float is added to the scores
+  kInputPastKey = 4,      // optional [B, kv_heads, P, D]
+  kInputPastValue = 5,
+  kInputKeyPadding = 6,   // optional [B, P + T]: 0 pads a key (which other values show: key_padding)
+  kNumInputs = 7,
+};
+
+/// Output slots.
+enum Output : int {
+  kOutputY = 0,
+  kOutputPresentKey = 1,    // past key followed by K, [B, kv_heads, P + T, D]
+  kOutputPresentValue = 2,
+  kNumOutputs = 3,
+};
+
+/// What a query row outputs when every key is hidden to it (by the
+/// structural masks and -inf mask entries together): the masked_rows
+/// attribute. A fused op must give what the subgraph it replaces gives there.
+enum class MaskedRows {
+  kZeros,    // "zeros": zeros (ONNX Attention in Attune; never NaN)
+  kNaN,      // "nan": NaN, as softmax over a row of -inf scores gives
+  kUniform,  // "uniform": equal weights over all keys (the mean of V), as
+             // softmax gives over a row whose scores all equal one finite fill
+  kFills,    // "fills": softmax over the scores the subgraph gives its hidden
+             // keys, by what hides each key (hidden_fills)
+};
+
+/// Which values of the key padding input (input 6) the fusion proved the
+/// op for: the key_padding attribute.
+enum class KeyPaddingValues {
+  kBinary,   // "binary": 0 pads, 1 shows; any other value is refused (the subgraph gives it no mask meaning)
+  kNonzero,  // "nonzero": 0 pads, any other value shows
+};
+
+/// How a fused op masks its keys, as the fusion report describes it (not an
+/// attribute: it follows from causal, window and which inputs are given).
+enum class MaskKind {
+  kNone,           // "none": every key is visible
+  kCausal,         // "causal"
+  kWindow,         // "window": causal within a sliding window
+  kExplicit,       // "explicit": the mask input
+  kPadding,        // "padding": key padding only
+  kCausalPadding,  // "causal+padding"
+  kWindowPadding,  // "window+padding"
+};
+
+/// The name a value is written as (a C string: Debian's Abseil takes no std::string_view in StrCat).
+const char* ToString(MaskedRows rows);
+const char* ToString(KeyPaddingValues values);
+const char* ToString(MaskKind kind);
+
+/// The value a name stands for; InvalidArgument naming every allowed value otherwise.
+absl::StatusOr<MaskedRows> ParseMaskedRows(std::string_view name);
+absl::StatusOr<KeyPaddingValues> ParseKeyPaddingValues(std::string_view name);
+absl::StatusOr<MaskKind> ParseMaskKind(std::string_view name);
+
+/// The kind with a key padding input added (none -> padding, causal ->
+/// causal+padding, window -> window+padding); others are returned as they are.
+MaskKind WithKeyPadding(MaskKind kind);
+/// The structural part of a kind: none, causal, window or explicit.
+MaskKind WithoutKeyPadding(MaskKind kind);
+
+/// Whether `node` is an attune.MultiHeadAttention.
+bool IsMultiHeadAttention(const Node& node);
+
+}  // namespace attune::mha
