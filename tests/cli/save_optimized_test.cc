@@ -120,15 +120,20 @@ TEST(SaveOptimized, CausalModelBecomesOneOnnxAttention) {
   EXPECT_FALSE(s.imports_attune);
 }
 
-TEST(SaveOptimized, WindowStaysMultiHeadAttentionWithAReason) {
-  TempDir dir;
-  const CliResult r =
-      RunCli({"inspect", Model("mha_window8").model(), "--format", "json", "--save-optimized", dir / "o.onnx"});
+// Saves `model` and checks its one fused op stays attune.MultiHeadAttention
+// with a reason that mentions `why`.
+void ExpectKeptWithReason(const std::string& model, const std::string& why, const TempDir& dir) {
+  const CliResult r = RunCli({"inspect", Model(model).model(), "--format", "json", "--save-optimized", dir / "o.onnx"});
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
   const json saved = json::parse(r.out)["saved_model"];
   EXPECT_EQ(saved["attention_ops"], 0);
   ASSERT_EQ(saved["kept_as_multi_head_attention"].size(), 1u);
-  EXPECT_NE(saved["kept_as_multi_head_attention"][0]["reason"].get<std::string>().find("window"), std::string::npos);
+  EXPECT_NE(saved["kept_as_multi_head_attention"][0]["reason"].get<std::string>().find(why), std::string::npos);
+}
+
+TEST(SaveOptimized, WindowStaysMultiHeadAttentionWithAReason) {
+  TempDir dir;
+  ExpectKeptWithReason("mha_window8", "window", dir);
   const SavedModel s = LoadSaved(dir / "o.onnx");
   EXPECT_EQ(s.default_opset, 17);
   EXPECT_TRUE(s.imports_attune);
@@ -142,14 +147,7 @@ TEST(SaveOptimized, AWhereMaskStaysMultiHeadAttentionWithAReason) {
   // masked_fill(-inf) replaces hidden scores; ONNX Attention would add -inf
   // to them, and a NaN key would then reach the rows that do not see it.
   TempDir dir;
-  const CliResult r =
-      RunCli({"inspect", Model("mha_causal").model(), "--format", "json", "--save-optimized", dir / "o.onnx"});
-  ASSERT_EQ(r.exit_code, 0) << Describe(r);
-  const json saved = json::parse(r.out)["saved_model"];
-  EXPECT_EQ(saved["attention_ops"], 0);
-  ASSERT_EQ(saved["kept_as_multi_head_attention"].size(), 1u);
-  EXPECT_NE(saved["kept_as_multi_head_attention"][0]["reason"].get<std::string>().find("replaces the scores"),
-            std::string::npos);
+  ExpectKeptWithReason("mha_causal", "replaces the scores", dir);
 }
 
 TEST(SaveOptimized, UnwritableTargetIsAnError) {

@@ -183,24 +183,37 @@ struct Structural {
   bool Hides(int64_t i, int64_t j, int64_t offset) const { return !open && ExpectedBlocked(i, j, offset, window); }
 };
 
-// The first entry of `r` that differs from the structure combined with the
-// padding `pad` ([batch][kv], nullptr: none), as a reason.
-std::optional<std::string> FirstDifference(const Reading& r, const Structural& st, const std::vector<double>* pad,
-                                           int64_t batch, const Probe& p, const std::string& pattern) {
+// Calls visit(s, b, i, j, structural, padded) for every entry of `r`, once
+// per batch its slice stands for, with whether the structure and the padding
+// `pad` ([batch][kv], nullptr: none) hide it; stops at the first reason.
+template <typename Visit>
+std::optional<std::string> ForEachEntry(const Reading& r, const Structural& st, const std::vector<double>* pad,
+                                        int64_t batch, Visit visit) {
   const int64_t offset = r.cols - r.rows;
   for (int64_t s = 0; s < r.slices; ++s)
     for (int64_t b : BatchesOf(r, s, batch))
       for (int64_t i = 0; i < r.rows; ++i)
         for (int64_t j = 0; j < r.cols; ++j) {
           const bool padded = pad != nullptr && (*pad)[b * r.cols + j] == 0.0;
-          const bool expected = st.Hides(i, j, offset) || padded;
-          const bool actual = r.at(s, i, j) != Entry::kVisible;
-          if (expected != actual)
-            return absl::StrCat("masked scores differ from ", st.open ? "" : st.window > 0 ? "window+" : "causal+",
-                                "padding at ", p.Label(), " with ", pattern, ", batch ", b, " row ", i, " col ", j,
-                                actual ? " (hidden, should show)" : " (shown, should hide)");
+          if (std::optional<std::string> why = visit(s, b, i, j, st.Hides(i, j, offset), padded)) return why;
         }
   return std::nullopt;
+}
+
+// The first entry of `r` that differs from the structure combined with the
+// padding `pad`, as a reason.
+std::optional<std::string> FirstDifference(const Reading& r, const Structural& st, const std::vector<double>* pad,
+                                           int64_t batch, const Probe& p, const std::string& pattern) {
+  return ForEachEntry(r, st, pad, batch,
+                      [&](int64_t s, int64_t b, int64_t i, int64_t j, bool structural,
+                          bool padded) -> std::optional<std::string> {
+                        const bool actual = r.at(s, i, j) != Entry::kVisible;
+                        if ((structural || padded) == actual) return std::nullopt;
+                        return absl::StrCat("masked scores differ from ",
+                                            st.open ? "" : st.window > 0 ? "window+" : "causal+", "padding at ",
+                                            p.Label(), " with ", pattern, ", batch ", b, " row ", i, " col ", j,
+                                            actual ? " (hidden, should show)" : " (shown, should hide)");
+                      });
 }
 
 // Records the fills of every row with no visible key; a reason when such a
@@ -247,25 +260,22 @@ std::optional<std::string> ReadNonFinite(const Tensor& at_nan, const Reading& r,
                                          std::array<std::optional<bool>, 3>& kept) {
   auto v = pattern::TensorAsDoubles(at_nan);
   if (!v || v->size() != r.entries.size()) return std::string("masked scores at NaN scores cannot be read");
-  const int64_t offset = r.cols - r.rows;
-  for (int64_t s = 0; s < r.slices; ++s)
-    for (int64_t b : BatchesOf(r, s, batch))
-      for (int64_t i = 0; i < r.rows; ++i)
-        for (int64_t j = 0; j < r.cols; ++j) {
-          const bool padded = pad != nullptr && (*pad)[b * r.cols + j] == 0.0;
-          const bool structural = st.Hides(i, j, offset);
-          if (!padded && !structural) continue;
-          const int part = structural && padded ? 2 : structural ? 0 : 1;
-          const bool nan = std::isnan((*v)[(s * r.rows + i) * r.cols + j]);
-          if (!kept[part]) {
-            kept[part] = nan;
-          } else if (*kept[part] != nan) {
-            static const char* kParts[] = {"the causal part", "the padding", "both parts"};
-            return absl::StrCat("a NaN score stays NaN at some keys ", kParts[part], " hides and not at others (",
-                                p.Label(), " batch ", b, " row ", i, " col ", j, ")");
-          }
-        }
-  return std::nullopt;
+  return ForEachEntry(r, st, pad, batch,
+                      [&](int64_t s, int64_t b, int64_t i, int64_t j, bool structural,
+                          bool padded) -> std::optional<std::string> {
+                        if (!padded && !structural) return std::nullopt;
+                        const int part = structural && padded ? 2 : structural ? 0 : 1;
+                        const bool nan = std::isnan((*v)[(s * r.rows + i) * r.cols + j]);
+                        if (!kept[part]) {
+                          kept[part] = nan;
+                        } else if (*kept[part] != nan) {
+                          static const char* kParts[] = {"the causal part", "the padding", "both parts"};
+                          return absl::StrCat("a NaN score stays NaN at some keys ", kParts[part],
+                                              " hides and not at others (", p.Label(), " batch ", b, " row ", i,
+                                              " col ", j, ")");
+                        }
+                        return std::nullopt;
+                      });
 }
 
 absl::StatusOr<ProvenMaskChain> Prove(const MaskChainRequest& request, ShapeSubgraph* cut,
