@@ -39,9 +39,7 @@ bool NanScore(double s) { return std::isnan(s) || s == std::numeric_limits<doubl
 double Score(const AttentionArgs& a, int64_t b, int64_t h, int64_t kvh, int64_t i, int64_t j) {
   const float* q = RowOf(a.q, b, h, i);
   const float* k = RowOf(a.k, b, kvh, j);
-  double dot = 0.0;
-  for (int64_t d = 0; d < a.head_dim; ++d) dot += static_cast<double>(q[d]) * k[d];
-  double s = dot * a.scale;
+  double s = Float32Dot(q, k, a.head_dim) * a.scale;
   if (a.softcap > 0.0f) s = a.softcap * std::tanh(s / a.softcap);
   if (a.bias.data != nullptr) s += RowOf(a.bias, b, h, i)[j];
   return s;

@@ -132,5 +132,19 @@ TEST(AttentionNonFiniteRules, ARowWhoseEverySeenScoreIsMinusInfTakesTheMaskedRow
   }
 }
 
+TEST(AttentionNonFiniteRules, TheReferenceBackendOverflowsWhereTheFloat32ProductDoes) {
+  // q·k = 4 · 1e20 · 1e20 = 4e40 overflows float32: the subgraph's MatMul
+  // gives +inf there and its softmax NaN; in double it would stay finite.
+  Fixture f;
+  f.args.causal = false;
+  std::fill(f.q.begin(), f.q.begin() + kD, 1e20f);  // row 0
+  std::fill(f.k.begin() + 3 * kD, f.k.begin() + 4 * kD, 1e20f);  // key 3
+  ASSERT_TRUE(RunAttention(f.args, AttentionBackend::kReference).ok());
+  EXPECT_TRUE(f.RowIsNaN(0));
+  for (int64_t i = 1; i < kT; ++i) EXPECT_TRUE(f.RowIsFinite(i)) << "row " << i;
+  EXPECT_EQ(Float32Dot(f.q.data(), f.k.data() + 3 * kD, kD), std::numeric_limits<double>::infinity());
+  EXPECT_DOUBLE_EQ(Float32Dot(f.q.data() + kD, f.k.data(), kD), 0.5);
+}
+
 }  // namespace
 }  // namespace attune::attention

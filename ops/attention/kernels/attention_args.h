@@ -47,6 +47,18 @@ struct HiddenNonFinite {
   bool bias = true;        // keys a -inf bias entry or kv_valid_len hides (attn_mask, key padding)
 };
 
+/// Q·K as the subgraph's float32 MatMul gives it: accumulated here in double,
+/// but infinite where the float32 product overflows (|q·k| above FLT_MAX),
+/// as it does in the graph before any scale. The reference backend and the
+/// non-finite rules read scores through this.
+inline double Float32Dot(const float* q, const float* k, int64_t n) {
+  double dot = 0.0;
+  for (int64_t d = 0; d < n; ++d) dot += static_cast<double>(q[d]) * k[d];
+  if (dot > std::numeric_limits<float>::max()) return std::numeric_limits<double>::infinity();
+  if (dot < -std::numeric_limits<float>::max()) return -std::numeric_limits<double>::infinity();
+  return dot;
+}
+
 struct AttentionArgs {
   int64_t batch = 0;
   int64_t q_heads = 0;

@@ -22,9 +22,7 @@ void ReferenceRow(const AttentionArgs& a, int64_t b, int64_t h, int64_t i, std::
   double max_score = kMasked;
   for (int64_t j = keys.begin; j < keys.end; ++j) {
     const float* k = RowOf(a.k, b, kvh, j);
-    double dot = 0.0;
-    for (int64_t d = 0; d < a.head_dim; ++d) dot += static_cast<double>(q[d]) * k[d];
-    double s = dot * a.scale;
+    double s = Float32Dot(q, k, a.head_dim) * a.scale;
     // The bias is added in float, as the subgraph's Add does: with a large
     // bias (-1e9) that rounding is what makes a row of biased scores equal.
     if (bias != nullptr) s = static_cast<float>(s) + bias[j];
