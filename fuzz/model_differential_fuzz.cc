@@ -7,12 +7,13 @@
 //     must not make a bad model look good;
 //   - the unfused one runs and the fused one fails (except ResourceExhausted);
 //   - outputs that differ in count, type, shape, NaN-ness or value beyond
-//     1e-3 + 1e-3·|unfused|;
+//     1e-3 + 1e-3·|unfused|, also when one input element is NaN or infinite;
 //   - any error that breaks fuzz_check.h.
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -114,8 +115,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const uint8_t b = reader.Byte() ^ static_cast<uint8_t>(dim_seed + 37 * calls++);
     return b < 240 ? 1 + b % 16 : 60 + b % 8;
   };
-  const std::optional<NamedTensors> inputs = MakeInputs(**unfused, choose, reader.U32());
+  std::optional<NamedTensors> inputs = MakeInputs(**unfused, choose, reader.U32());
   if (!inputs) return 0;
+  // Sometimes one element of one float input is NaN, +inf or -inf: the fused
+  // op must give NaN, infinities and finite values where the subgraph does.
+  if (const uint8_t special = reader.Byte(); special < 96) {
+    std::vector<Tensor*> floats;
+    for (auto& [name, tensor] : *inputs)
+      if (tensor.type() == ElementType::kFloat32 && tensor.num_elements() > 0) floats.push_back(&tensor);
+    if (!floats.empty()) {
+      Tensor& t = *floats[special % floats.size()];
+      const float values[] = {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
+                              -std::numeric_limits<float>::infinity()};
+      t.data<float>()[reader.U32() % static_cast<uint32_t>(t.num_elements())] = values[special % 3];
+    }
+  }
   absl::StatusOr<NamedTensors> want = (*unfused)->Run(*inputs);
   absl::StatusOr<NamedTensors> got = (*fused)->Run(*inputs);
   if (!want.ok()) CheckError(want.status(), "Run (unfused)");
