@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "oneapi/dnnl/dnnl.hpp"
 #include "ops/common/lru_cache.h"
 #include "ops/common/omp_team_scope.h"
+#include "ops/matmul/gemv_panels.h"
 
 namespace attune {
 namespace {
@@ -95,6 +97,38 @@ Dims RuntimeStrides(size_t rank, bool transposed) {
   return strides;
 }
 
+// The packed weights as column panels (gemv_panels.h), when oneDNN chose a
+// layout of that family: N blocked outermost, then K blocks, each block rows of
+// the panel's columns (AVX-512 picks 16 × 64 blocks). Other layouts return
+// nothing and every row count goes through oneDNN.
+std::optional<PanelLayout> PanelsOf(const memory::desc& md, int64_t k, int64_t n) {
+  const dnnl_memory_desc_t& d = md.data;
+  if (d.format_kind != dnnl_blocked || d.ndims != 2 || d.offset0 != 0 || d.extra.flags != 0) return std::nullopt;
+  const dnnl_blocking_desc_t& b = d.format_desc.blocking;
+  PanelLayout layout;
+  layout.k = k;
+  layout.n = n;
+  if (b.inner_nblks == 2 && b.inner_idxs[0] == 0 && b.inner_idxs[1] == 1) {
+    layout.block_rows = b.inner_blks[0];
+    layout.panel_cols = b.inner_blks[1];
+  } else if (b.inner_nblks == 1 && b.inner_idxs[0] == 1) {
+    layout.block_rows = 1;
+    layout.panel_cols = b.inner_blks[0];
+  } else {
+    return std::nullopt;
+  }
+  layout.block_stride = b.strides[0];
+  layout.panel_stride = b.strides[1];
+  const int64_t block_floats = layout.block_rows * layout.panel_cols;
+  const int64_t blocks = (k + layout.block_rows - 1) / layout.block_rows;
+  // Blocks of a panel must not overlap, panels must not overlap, and the
+  // padding must cover whole panels (the last panel is read to full width).
+  if (layout.block_stride < block_floats || layout.panel_stride < blocks * layout.block_stride ||
+      d.padded_dims[0] < blocks * layout.block_rows || d.padded_dims[1] < layout.panels() * layout.panel_cols)
+    return std::nullopt;
+  return layout;
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------
@@ -105,6 +139,7 @@ struct OneDnnPackedMatMul::Impl {
   memory::desc weights_md;
   memory packed;             // owns the reordered weights
   std::vector<float> bias;   // empty when there is none
+  std::optional<PanelLayout> panels;  // the packed layout, when the panel GEMV reads it
   mutable LruCache<std::pair<int64_t, int>, Primitive> primitives{kPrimitivesPerWeight};
 
   memory::desc SrcDesc(int64_t m) const { return memory::desc({m, k}, memory::data_type::f32, memory::format_tag::ab); }
@@ -142,6 +177,7 @@ absl::StatusOr<std::unique_ptr<OneDnnPackedMatMul>> OneDnnPackedMatMul::Create(c
   try {
     const memory::desc any({k, n}, memory::data_type::f32, memory::format_tag::any);
     impl->weights_md = impl->MakePd(kLayoutProbeRows, any).weights_desc();
+    impl->panels = PanelsOf(impl->weights_md, k, n);
 
     std::vector<float> scaled;
     const float* source = b;
@@ -165,6 +201,11 @@ absl::StatusOr<std::unique_ptr<OneDnnPackedMatMul>> OneDnnPackedMatMul::Create(c
 
 absl::Status OneDnnPackedMatMul::Run(const float* a, int64_t m, float* c, int threads) const {
   if (m == 0) return absl::OkStatus();
+  if (impl_->panels.has_value() && m <= kGemvPanelsMaxRows) {
+    GemvPanels(*impl_->panels, static_cast<const float*>(impl_->packed.get_data_handle()), a, m,
+               impl_->bias.empty() ? nullptr : impl_->bias.data(), c, threads > 0 ? threads : CurrentTeamSize());
+    return absl::OkStatus();
+  }
   OmpTeamScope team(threads);
   try {
     ASSIGN_OR_RETURN(std::shared_ptr<const Primitive> p, impl_->Get(m));

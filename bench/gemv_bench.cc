@@ -1,0 +1,90 @@
+// Decode-time products: one row times every weight matrix of a model, which
+// is bound by how fast the weights stream from memory. Times one pass of the
+// panel GEMV over GPT-2-small's 48 layer weights (12 × 768×2304, 768×768,
+// 768×3072, 3072×768: 340 MB, far beyond the caches) packed by oneDNN, and,
+// in the same run, a plain streaming read of a buffer as large: the ratio of
+// the two "bytes_per_second" figures is the share of the machine's read
+// bandwidth the GEMV reaches.
+//
+//   ./gemv_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
+#include <omp.h>
+
+#include <memory>
+#include <vector>
+
+#include "benchmark/benchmark.h"
+#include "ops/matmul/onednn_matmul.h"
+
+namespace attune {
+namespace {
+
+struct Layer {
+  int64_t k, n;
+};
+constexpr Layer kLayers[] = {{768, 2304}, {768, 768}, {768, 3072}, {3072, 768}};
+constexpr int kDepth = 12;
+
+struct Model {
+  std::vector<std::unique_ptr<OneDnnPackedMatMul>> weights;
+  std::vector<float> a, c;
+  int64_t bytes = 0;
+
+  Model() {
+    for (int layer = 0; layer < kDepth; ++layer)
+      for (const Layer& l : kLayers) {
+        std::vector<float> w(l.k * l.n);
+        for (int64_t i = 0; i < l.k * l.n; ++i) w[i] = static_cast<float>((i * 7919 + layer) % 1000) / 1000.0f - 0.5f;
+        std::vector<float> bias(l.n, 0.25f);
+        OneDnnPackedMatMul::Options options;
+        options.bias = bias.data();
+        weights.push_back(*OneDnnPackedMatMul::Create(w.data(), l.k, l.n, options));
+        bytes += l.k * l.n * static_cast<int64_t>(sizeof(float));
+      }
+    a.assign(3072, 0.125f);
+    c.assign(3072, 0.0f);
+  }
+};
+
+Model& SharedModel() {
+  static Model* model = new Model();
+  return *model;
+}
+
+void BM_DecodeWeights(benchmark::State& state) {
+  Model& model = SharedModel();
+  const int threads = static_cast<int>(state.range(0));
+  for (auto _ : state) {
+    for (const auto& w : model.weights) {
+      if (!w->Run(model.a.data(), 1, model.c.data(), threads).ok()) state.SkipWithError("GEMV failed");
+    }
+    benchmark::DoNotOptimize(model.c.data());
+  }
+  state.SetBytesProcessed(state.iterations() * model.bytes);
+}
+BENCHMARK(BM_DecodeWeights)->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+void BM_StreamingRead(benchmark::State& state) {
+  const int threads = static_cast<int>(state.range(0));
+  const int64_t n = SharedModel().bytes / static_cast<int64_t>(sizeof(float));
+  static std::vector<float>* buffer = new std::vector<float>(n, 1.0f);
+  const float* p = buffer->data();
+  for (auto _ : state) {
+    float total = 0.0f;
+#pragma omp parallel for num_threads(threads) reduction(+ : total) schedule(static)
+    for (int64_t block = 0; block < n / 16; ++block) {
+      float lanes[16];
+      for (int j = 0; j < 16; ++j) lanes[j] = p[block * 16 + j];
+      float s = 0.0f;
+      for (int j = 0; j < 16; ++j) s += lanes[j];
+      total += s;
+    }
+    benchmark::DoNotOptimize(total);
+  }
+  state.SetBytesProcessed(state.iterations() * SharedModel().bytes);
+}
+BENCHMARK(BM_StreamingRead)->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace attune
+
+BENCHMARK_MAIN();

@@ -1,0 +1,65 @@
+#include "ops/matmul/gemv_panels.h"
+
+#include <algorithm>
+
+#include "ops/common/cpu_features.h"
+#include "ops/common/parallel.h"
+
+namespace attune {
+namespace gemv_panels_detail {
+
+void PanelRangeGeneric(const Problem& p, int64_t first, int64_t last) {
+  const PanelLayout& w = *p.layout;
+  float acc[kGemvPanelsMaxRows][kSimdPanelCols];
+  for (int64_t panel = first; panel < last; ++panel) {
+    const int64_t n0 = panel * w.panel_cols;
+    const int64_t cols = std::min(w.panel_cols, w.n - n0);
+    for (int64_t c0 = 0; c0 < cols; c0 += kSimdPanelCols) {
+      const int64_t width = std::min(kSimdPanelCols, cols - c0);
+      for (int64_t r = 0; r < p.m; ++r) std::fill(acc[r], acc[r] + width, 0.0f);
+      for (int64_t k = 0; k < w.k; ++k) {
+        const float* row = p.weights + panel * w.panel_stride + (k / w.block_rows) * w.block_stride +
+                           (k % w.block_rows) * w.panel_cols + c0;
+        for (int64_t r = 0; r < p.m; ++r) {
+          const float x = p.a[r * w.k + k];
+          for (int64_t j = 0; j < width; ++j) acc[r][j] += x * row[j];
+        }
+      }
+      for (int64_t r = 0; r < p.m; ++r)
+        for (int64_t j = 0; j < width; ++j)
+          p.c[r * w.n + n0 + c0 + j] = acc[r][j] + (p.bias != nullptr ? p.bias[n0 + c0 + j] : 0.0f);
+    }
+  }
+}
+
+namespace {
+
+PanelRangeFn ChooseVariant(const PanelLayout& layout) {
+  if (layout.panel_cols != kSimdPanelCols) return PanelRangeGeneric;
+  switch (ActiveIsa()) {
+    case Isa::kAvx512: return PanelRangeAvx512;
+    case Isa::kAvx2: return PanelRangeAvx2;
+    case Isa::kGeneric: break;
+  }
+  return PanelRangeGeneric;
+}
+
+}  // namespace
+}  // namespace gemv_panels_detail
+
+namespace {
+// Panels per thread below which one thread does it all: a panel of 64
+// columns is K · 256 bytes (192 KB at K = 768), several microseconds of reading.
+constexpr int64_t kPanelsGrain = 2;
+}  // namespace
+
+void GemvPanels(const PanelLayout& layout, const float* weights, const float* a, int64_t m, const float* bias,
+                float* c, int threads) {
+  using namespace gemv_panels_detail;
+  const Problem problem{&layout, weights, a, m, bias, c};
+  const PanelRangeFn run = ChooseVariant(layout);
+  ParallelForRange(layout.panels(), kPanelsGrain, threads,
+                   [&](int64_t first, int64_t last) { run(problem, first, last); });
+}
+
+}  // namespace attune

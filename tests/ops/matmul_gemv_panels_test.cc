@@ -1,0 +1,121 @@
+// The panel GEMV against a double-precision loop: every variant this CPU runs
+// (forced through the ISA switch), layouts with whole and partial K blocks and
+// panels, unblocked K, one to four rows, with and without bias; the same
+// product on one and two threads is bitwise equal; and oneDNN's own packed
+// weights at one to four rows (which take the GEMV) agree with more rows (which
+// do not).
+#include <cmath>
+#include <optional>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "ops/common/cpu_features.h"
+#include "ops/matmul/gemv_panels.h"
+#include "ops/matmul/onednn_matmul.h"
+
+namespace attune {
+namespace {
+
+float Value(int64_t i, int64_t salt) { return static_cast<float>((i * 37 + salt * 11) % 23) / 23.0f - 0.48f; }
+
+// Packs a row-major K × N matrix into `layout`, padding with a value that
+// would show up in any output it leaked into.
+std::vector<float> Pack(const std::vector<float>& plain, const PanelLayout& layout) {
+  const int64_t blocks = (layout.k + layout.block_rows - 1) / layout.block_rows;
+  std::vector<float> packed(layout.panels() * layout.panel_stride, 1e6f);
+  for (int64_t p = 0; p < layout.panels(); ++p)
+    for (int64_t b = 0; b < blocks; ++b)
+      for (int64_t r = 0; r < layout.block_rows; ++r)
+        for (int64_t j = 0; j < layout.panel_cols; ++j) {
+          const int64_t k = b * layout.block_rows + r, n = p * layout.panel_cols + j;
+          float& slot = packed[p * layout.panel_stride + b * layout.block_stride + r * layout.panel_cols + j];
+          slot = k < layout.k ? (n < layout.n ? plain[k * layout.n + n] : 0.0f) : 1e6f;
+        }
+  return packed;
+}
+
+PanelLayout Layout(int64_t k, int64_t n, int64_t cols, int64_t block_rows) {
+  PanelLayout l;
+  l.k = k;
+  l.n = n;
+  l.panel_cols = cols;
+  l.block_rows = block_rows;
+  l.block_stride = block_rows * cols;
+  l.panel_stride = (k + block_rows - 1) / block_rows * l.block_stride;
+  return l;
+}
+
+class IsaScope {
+ public:
+  explicit IsaScope(Isa isa) { SetForcedIsa(isa); }
+  ~IsaScope() { SetForcedIsa(std::nullopt); }
+};
+
+TEST(GemvPanels, EveryVariantMatchesReference) {
+  struct Case {
+    int64_t k, n, cols, block_rows;
+  };
+  const Case cases[] = {{768, 256, 64, 16}, {100, 37, 64, 16}, {17, 130, 64, 16}, {5, 64, 64, 1},
+                        {33, 50, 16, 4},    {1, 1, 64, 16},    {64, 200, 48, 8}};
+  for (Isa isa : {Isa::kGeneric, Isa::kAvx2, Isa::kAvx512}) {
+    if (!IsaSupported(isa)) continue;
+    IsaScope scope(isa);
+    for (const Case& cs : cases) {
+      const PanelLayout layout = Layout(cs.k, cs.n, cs.cols, cs.block_rows);
+      std::vector<float> w(cs.k * cs.n), bias(cs.n);
+      for (int64_t i = 0; i < cs.k * cs.n; ++i) w[i] = Value(i, 1);
+      for (int64_t j = 0; j < cs.n; ++j) bias[j] = Value(j, 2);
+      const std::vector<float> packed = Pack(w, layout);
+      for (int64_t m = 1; m <= kGemvPanelsMaxRows; ++m)
+        for (bool with_bias : {false, true}) {
+          std::vector<float> a(m * cs.k);
+          for (int64_t i = 0; i < m * cs.k; ++i) a[i] = Value(i, 3 + m);
+          std::vector<float> c1(m * cs.n, NAN), c2(m * cs.n, NAN);
+          const float* b = with_bias ? bias.data() : nullptr;
+          GemvPanels(layout, packed.data(), a.data(), m, b, c1.data(), 1);
+          GemvPanels(layout, packed.data(), a.data(), m, b, c2.data(), 2);
+          for (int64_t r = 0; r < m; ++r)
+            for (int64_t j = 0; j < cs.n; ++j) {
+              double want = with_bias ? bias[j] : 0.0;
+              for (int64_t p = 0; p < cs.k; ++p) want += static_cast<double>(a[r * cs.k + p]) * w[p * cs.n + j];
+              ASSERT_NEAR(c1[r * cs.n + j], want, 1e-4 * (1.0 + std::sqrt(static_cast<double>(cs.k))))
+                  << IsaName(isa) << " k " << cs.k << " n " << cs.n << " m " << m << " row " << r << " col " << j;
+              ASSERT_EQ(c1[r * cs.n + j], c2[r * cs.n + j]) << IsaName(isa) << " threads differ at col " << j;
+            }
+        }
+    }
+  }
+}
+
+TEST(GemvPanels, PackedOneDnnWeightsAgreeAcrossRowCounts) {
+  // Rows 1..4 take the GEMV where oneDNN packs into panels; 5 rows and more
+  // take oneDNN. Each row's result must not depend on which path ran.
+  for (auto [k, n] : {std::pair<int64_t, int64_t>{768, 2304}, {100, 37}, {3072, 130}}) {
+    std::vector<float> w(k * n), bias(n);
+    for (int64_t i = 0; i < k * n; ++i) w[i] = Value(i, 5);
+    for (int64_t j = 0; j < n; ++j) bias[j] = Value(j, 6);
+    OneDnnPackedMatMul::Options options;
+    options.bias = bias.data();
+    options.alpha = 0.5f;
+    auto packed = OneDnnPackedMatMul::Create(w.data(), k, n, options);
+    ASSERT_TRUE(packed.ok()) << packed.status();
+    constexpr int64_t kRows = 6;
+    std::vector<float> a(kRows * k);
+    for (int64_t i = 0; i < kRows * k; ++i) a[i] = Value(i, 7);
+    std::vector<float> all(kRows * n);
+    ASSERT_TRUE((*packed)->Run(a.data(), kRows, all.data(), 1).ok());
+    for (int64_t m = 1; m <= kGemvPanelsMaxRows; ++m) {
+      std::vector<float> few(m * n, NAN);
+      ASSERT_TRUE((*packed)->Run(a.data(), m, few.data(), 2).ok());
+      for (int64_t i = 0; i < m * n; ++i) {
+        double want = bias[i % n];
+        for (int64_t p = 0; p < k; ++p) want += 0.5 * a[(i / n) * k + p] * w[p * n + i % n];
+        ASSERT_NEAR(few[i], want, 1e-3) << "k " << k << " n " << n << " m " << m << " at " << i;
+        ASSERT_NEAR(few[i], all[i], 1e-3) << "k " << k << " n " << n << " m " << m << " at " << i;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace attune
