@@ -25,7 +25,7 @@ constexpr Layer kLayers[] = {{768, 2304}, {768, 768}, {768, 3072}, {3072, 768}};
 constexpr int kDepth = 12;
 
 struct Model {
-  std::vector<std::unique_ptr<OneDnnPackedMatMul>> weights;
+  std::vector<std::unique_ptr<OneDnnConstantMatMul>> weights;
   std::vector<float> a, c;
   int64_t bytes = 0;
 
@@ -35,9 +35,9 @@ struct Model {
         std::vector<float> w(l.k * l.n);
         for (int64_t i = 0; i < l.k * l.n; ++i) w[i] = static_cast<float>((i * 7919 + layer) % 1000) / 1000.0f - 0.5f;
         std::vector<float> bias(l.n, 0.25f);
-        OneDnnPackedMatMul::Options options;
+        OneDnnConstantMatMul::Options options;
         options.bias = bias.data();
-        weights.push_back(*OneDnnPackedMatMul::Create(w.data(), l.k, l.n, options));
+        weights.push_back(*OneDnnConstantMatMul::Create(w.data(), l.k, l.n, options));
         bytes += l.k * l.n * static_cast<int64_t>(sizeof(float));
       }
     a.assign(3072, 0.125f);

@@ -12,6 +12,7 @@
 #include "ops/kernel.h"
 #include "ops/matmul/matmul_reference.h"
 #include "ops/matmul/matmul_shape.h"
+#include "ops/matmul/onednn_matmul.h"
 #include "ops/registry.h"
 
 namespace attune {
@@ -101,6 +102,37 @@ void BM_MatMulReferenceLoop(benchmark::State& state) {
   }
   SetCounters(state, state.range(0));
 }
+
+// A tied lm_head, logits = h · wteᵀ with wte stored [vocabulary, d_model]:
+// read through strides per call (FusedMatMul's trans_b path) against packed once.
+void BM_TiedHead(benchmark::State& state) {
+  constexpr int64_t kVocab = 50257, kModel = 768;
+  const int64_t m = state.range(0);
+  const bool packed = state.range(1) != 0;
+  static const Tensor* wte = new Tensor(Filled({kVocab, kModel}, 0.5f));
+  const Tensor a = Filled({m, kModel}, 0.25f);
+  Tensor c = *Tensor::Create(ElementType::kFloat32, {m, kVocab});
+  std::unique_ptr<OneDnnConstantMatMul> weights;
+  if (packed) {
+    OneDnnConstantMatMul::Options options;
+    options.transpose_b = true;
+    weights = *OneDnnConstantMatMul::Create(wte->data<float>(), kModel, kVocab, options);
+  }
+  const std::vector<int64_t> a_shape{m, kModel}, b_shape{kModel, kVocab};
+  MatMulShape shape = *PlanMatMul("bench", a_shape, b_shape);
+  auto run = [&] {
+    absl::Status status = packed ? weights->Run(a.data<float>(), m, c.data<float>(), 1)
+                                 : OneDnnMatMul(shape, a.data<float>(), wte->data<float>(), c.data<float>(), 1,
+                                                /*trans_a=*/false, /*trans_b=*/true);
+    if (!status.ok()) state.SkipWithError(std::string(status.message()).c_str());
+  };
+  run();
+  for (auto _ : state) run();
+  state.counters["GFLOP"] =
+      benchmark::Counter(2.0 * m * kModel * kVocab / 1e9, benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_TiedHead)->Args({128, 0})->Args({128, 1})->Args({512, 0})->Args({512, 1})->ArgNames({"M", "packed"})
+    ->UseRealTime()->Unit(benchmark::kMillisecond);
 
 void Sizes(benchmark::internal::Benchmark* b) {
   for (int threads : {1, 2})

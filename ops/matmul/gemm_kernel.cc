@@ -1,6 +1,7 @@
-// ONNX Gemm: Y = alpha · A' · B' + beta · C. With a constant float32 B the
-// weights are packed once with alpha folded in, and a constant row-vector C
-// becomes the primitive's bias, so the common Linear layer is one oneDNN call.
+// ONNX Gemm: Y = alpha · A' · B' + beta · C. A constant float32 B is used in
+// place when it is plain [K, N] with alpha 1, else packed once with alpha
+// folded in; a constant row-vector C becomes the primitive's bias, so the
+// common Linear layer is one call.
 #include <memory>
 #include <optional>
 #include <string>
@@ -92,10 +93,10 @@ absl::Status ApplyAlphaBetaTyped(Tensor& y, int64_t n, float alpha, const Tensor
 
 class GemmKernel final : public Kernel {
  public:
-  GemmKernel(std::string label, GemmAttributes attrs, bool c_required, std::unique_ptr<OneDnnPackedMatMul> packed,
-             bool c_folded)
-      : label_(std::move(label)), attrs_(attrs), c_required_(c_required), packed_(std::move(packed)),
-        c_folded_(c_folded) {}
+  GemmKernel(std::string label, GemmAttributes attrs, bool c_required, Tensor weights,
+             std::unique_ptr<OneDnnConstantMatMul> packed, bool c_folded)
+      : label_(std::move(label)), attrs_(attrs), c_required_(c_required), weights_(std::move(weights)),
+        packed_(std::move(packed)), c_folded_(c_folded) {}
 
   absl::Status Run(KernelContext& ctx) const override {
     const Tensor* a = ctx.input(0);
@@ -164,7 +165,8 @@ class GemmKernel final : public Kernel {
   std::string label_;
   GemmAttributes attrs_;
   bool c_required_;
-  std::unique_ptr<OneDnnPackedMatMul> packed_;
+  Tensor weights_;  // B, kept alive for packed_ when it uses B in place
+  std::unique_ptr<OneDnnConstantMatMul> packed_;
   bool c_folded_;  // beta · C is the packed primitive's bias
 };
 
@@ -203,7 +205,8 @@ absl::StatusOr<std::unique_ptr<Kernel>> MakeGemmKernel(const KernelInfo& info, b
     return absl::InvalidArgumentError(absl::StrCat(label, ": input C is required before opset 11"));
   ASSIGN_OR_RETURN(GemmAttributes attrs, ReadAttributes(label, info.attrs()));
 
-  std::unique_ptr<OneDnnPackedMatMul> packed;
+  std::unique_ptr<OneDnnConstantMatMul> packed;
+  Tensor weights;
   bool c_folded = false;
   const Tensor* b = info.constant_inputs.size() >= 2 ? info.constant_inputs[1] : nullptr;
   if (b != nullptr && b->type() == ElementType::kFloat32 && b->rank() == 2 && b->num_elements() > 0) {
@@ -211,14 +214,17 @@ absl::StatusOr<std::unique_ptr<Kernel>> MakeGemmKernel(const KernelInfo& info, b
     const int64_t n = attrs.trans_b ? b->shape()[0] : b->shape()[1];
     const Tensor* c = has_c && info.constant_inputs.size() >= 3 ? info.constant_inputs[2] : nullptr;
     std::optional<std::vector<float>> bias = FoldableBias(c, attrs.beta, n);
-    OneDnnPackedMatMul::Options options;
+    OneDnnConstantMatMul::Options options;
     options.transpose_b = attrs.trans_b;
     options.alpha = attrs.alpha;
     options.bias = bias ? bias->data() : nullptr;
-    ASSIGN_OR_RETURN(packed, OneDnnPackedMatMul::Create(b->data<float>(), k, n, options));
+    options.in_place = true;
+    ASSIGN_OR_RETURN(packed, OneDnnConstantMatMul::Create(b->data<float>(), k, n, options));
+    if (packed->in_place()) weights = *b;
     c_folded = bias.has_value();
   }
-  return std::make_unique<GemmKernel>(std::move(label), attrs, c_required, std::move(packed), c_folded);
+  return std::make_unique<GemmKernel>(std::move(label), attrs, c_required, std::move(weights), std::move(packed),
+                                      c_folded);
 }
 
 }  // namespace attune

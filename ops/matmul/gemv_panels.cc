@@ -47,6 +47,17 @@ PanelRangeFn ChooseVariant(const PanelLayout& layout) {
 }  // namespace
 }  // namespace gemv_panels_detail
 
+PanelLayout RowMajorPanels(int64_t k, int64_t n) {
+  PanelLayout layout;
+  layout.k = k;
+  layout.n = n;
+  layout.panel_cols = gemv_panels_detail::kSimdPanelCols;
+  layout.panel_stride = layout.panel_cols;
+  layout.block_rows = 1;
+  layout.block_stride = n;
+  return layout;
+}
+
 namespace {
 // Panels per thread below which one thread does it all: a panel of 64
 // columns is K · 256 bytes (192 KB at K = 768), several microseconds of reading.

@@ -13,14 +13,17 @@ namespace attune {
 /// Where element (k, n) of a K × N matrix sits: at
 ///   (n / panel_cols) · panel_stride + (k / block_rows) · block_stride
 ///   + (k % block_rows) · panel_cols + n % panel_cols.
-/// Columns past N in the last panel are readable (zero padding); rows past K
-/// in the last block are never read.
+/// Rows past K in the last block are never read. A plain row-major matrix is
+/// the case panel_stride = panel_cols, block_rows = 1, block_stride = N.
 struct PanelLayout {
   int64_t k = 0, n = 0;
   int64_t panel_cols = 0;
   int64_t panel_stride = 0;
   int64_t block_rows = 0;
   int64_t block_stride = 0;
+  /// Whether columns past N in the last panel are readable (packed layouts pad
+  /// with zeros); when not, that panel's missing columns are never read.
+  bool padded = false;
 
   int64_t panels() const { return panel_cols > 0 ? (n + panel_cols - 1) / panel_cols : 0; }
 };
@@ -28,6 +31,9 @@ struct PanelLayout {
 /// Rows of A up to which the panel GEMV beats the blocked GEMM: every extra
 /// row reuses the panel in registers, until the accumulators run out.
 inline constexpr int64_t kGemvPanelsMaxRows = 4;
+
+/// A dense row-major K × N matrix seen as panels of 64 columns.
+PanelLayout RowMajorPanels(int64_t k, int64_t n);
 
 /// c[M, N] = a[M, K] · W (+ bias[N]) for W laid out as `layout`, M ≤
 /// kGemvPanelsMaxRows; c and a dense row-major. Split over panels across
@@ -57,6 +63,11 @@ void PanelRangeAvx512(const Problem& p, int64_t first, int64_t last);
 
 /// Columns per panel the SIMD variants are written for.
 inline constexpr int64_t kSimdPanelCols = 64;
+
+/// Whether the SIMD variants may read `panel` to its full width.
+inline bool FullWidth(const PanelLayout& layout, int64_t panel) {
+  return layout.padded || (panel + 1) * layout.panel_cols <= layout.n;
+}
 
 }  // namespace gemv_panels_detail
 }  // namespace attune

@@ -20,8 +20,11 @@ void Panel(const Problem& p, int64_t panel) {
   __m256 acc[M][kVectors];
   for (int r = 0; r < M; ++r)
     for (int j = 0; j < kVectors; ++j) acc[r][j] = _mm256_setzero_ps();
-  for (int64_t k0 = 0; k0 < w.k; k0 += w.block_rows) {
-    const float* row = base + (k0 / w.block_rows) * w.block_stride;
+  // Blocks are walked by pointer: a division per row would cost more than
+  // the row's FMAs when blocks are single rows (the row-major case).
+  const float* block = base;
+  for (int64_t k0 = 0; k0 < w.k; k0 += w.block_rows, block += w.block_stride) {
+    const float* row = block;
     const int64_t rows = std::min(w.block_rows, w.k - k0);
     for (int64_t kk = 0; kk < rows; ++kk, row += kSimdPanelCols) {
       for (int r = 0; r < M; ++r) {
@@ -41,7 +44,12 @@ void Panel(const Problem& p, int64_t panel) {
 
 template <int M>
 void Panels(const Problem& p, int64_t first, int64_t last) {
-  for (int64_t panel = first; panel < last; ++panel) Panel<M>(p, panel);
+  for (int64_t panel = first; panel < last; ++panel) {
+    if (FullWidth(*p.layout, panel))
+      Panel<M>(p, panel);
+    else
+      PanelRangeGeneric(p, panel, panel + 1);
+  }
 }
 
 }  // namespace

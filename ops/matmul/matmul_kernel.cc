@@ -1,5 +1,6 @@
-// ONNX MatMul. A constant float32 matrix B is packed once at prepare time;
-// everything else is planned per call (shapes may change between calls).
+// ONNX MatMul. A constant float32 matrix B is used in place through one
+// prepared product (oneDNN, or the panel GEMV for a few rows); everything else
+// is planned per call (shapes may change between calls).
 #include <memory>
 #include <string>
 
@@ -27,8 +28,8 @@ absl::Status CheckOperandTypes(const std::string& label, ElementType a, ElementT
 
 class MatMulKernel final : public Kernel {
  public:
-  MatMulKernel(std::string label, std::unique_ptr<OneDnnPackedMatMul> packed)
-      : label_(std::move(label)), packed_(std::move(packed)) {}
+  MatMulKernel(std::string label, Tensor weights, std::unique_ptr<OneDnnConstantMatMul> packed)
+      : label_(std::move(label)), weights_(std::move(weights)), packed_(std::move(packed)) {}
 
   absl::Status Run(KernelContext& ctx) const override {
     const Tensor* a = ctx.input(0);
@@ -51,7 +52,8 @@ class MatMulKernel final : public Kernel {
   }
 
   std::string label_;
-  std::unique_ptr<OneDnnPackedMatMul> packed_;
+  Tensor weights_;  // B, kept alive for packed_, which uses it in place
+  std::unique_ptr<OneDnnConstantMatMul> packed_;
 };
 
 }  // namespace
@@ -63,12 +65,16 @@ absl::StatusOr<std::unique_ptr<Kernel>> MakeMatMulKernel(const KernelInfo& info)
   if (info.input_types.size() >= 2 && info.input_types[0] && info.input_types[1])
     RETURN_IF_ERROR(CheckOperandTypes(label, *info.input_types[0], *info.input_types[1]));
 
-  std::unique_ptr<OneDnnPackedMatMul> packed;
+  std::unique_ptr<OneDnnConstantMatMul> packed;
+  Tensor weights;
   const Tensor* b = info.constant_inputs.size() >= 2 ? info.constant_inputs[1] : nullptr;
   if (b != nullptr && b->type() == ElementType::kFloat32 && b->rank() == 2 && b->num_elements() > 0) {
-    ASSIGN_OR_RETURN(packed, OneDnnPackedMatMul::Create(b->data<float>(), b->shape()[0], b->shape()[1], {}));
+    OneDnnConstantMatMul::Options options;
+    options.in_place = true;
+    ASSIGN_OR_RETURN(packed, OneDnnConstantMatMul::Create(b->data<float>(), b->shape()[0], b->shape()[1], options));
+    weights = *b;
   }
-  return std::make_unique<MatMulKernel>(std::move(label), std::move(packed));
+  return std::make_unique<MatMulKernel>(std::move(label), std::move(weights), std::move(packed));
 }
 
 }  // namespace attune

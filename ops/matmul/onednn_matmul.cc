@@ -119,6 +119,7 @@ std::optional<PanelLayout> PanelsOf(const memory::desc& md, int64_t k, int64_t n
   }
   layout.block_stride = b.strides[0];
   layout.panel_stride = b.strides[1];
+  layout.padded = true;
   const int64_t block_floats = layout.block_rows * layout.panel_cols;
   const int64_t blocks = (k + layout.block_rows - 1) / layout.block_rows;
   // Blocks of a panel must not overlap, panels must not overlap, and the
@@ -134,12 +135,13 @@ std::optional<PanelLayout> PanelsOf(const memory::desc& md, int64_t k, int64_t n
 // ---------------------------------------------------------------------------
 // Packed constant weights.
 
-struct OneDnnPackedMatMul::Impl {
+struct OneDnnConstantMatMul::Impl {
   int64_t k = 0, n = 0;
   memory::desc weights_md;
-  memory packed;             // owns the reordered weights
+  memory weights;            // the reordered copy, or b itself when in place
+  bool in_place = false;
   std::vector<float> bias;   // empty when there is none
-  std::optional<PanelLayout> panels;  // the packed layout, when the panel GEMV reads it
+  std::optional<PanelLayout> panels;  // the weights' layout, when the panel GEMV reads it
   mutable LruCache<std::pair<int64_t, int>, Primitive> primitives{kPrimitivesPerWeight};
 
   memory::desc SrcDesc(int64_t m) const { return memory::desc({m, k}, memory::data_type::f32, memory::format_tag::ab); }
@@ -162,19 +164,27 @@ struct OneDnnPackedMatMul::Impl {
   }
 };
 
-OneDnnPackedMatMul::OneDnnPackedMatMul(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-OneDnnPackedMatMul::~OneDnnPackedMatMul() = default;
-int64_t OneDnnPackedMatMul::k() const { return impl_->k; }
-int64_t OneDnnPackedMatMul::n() const { return impl_->n; }
+OneDnnConstantMatMul::OneDnnConstantMatMul(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+OneDnnConstantMatMul::~OneDnnConstantMatMul() = default;
+int64_t OneDnnConstantMatMul::k() const { return impl_->k; }
+int64_t OneDnnConstantMatMul::n() const { return impl_->n; }
+bool OneDnnConstantMatMul::in_place() const { return impl_->in_place; }
 
-absl::StatusOr<std::unique_ptr<OneDnnPackedMatMul>> OneDnnPackedMatMul::Create(const float* b, int64_t k, int64_t n,
+absl::StatusOr<std::unique_ptr<OneDnnConstantMatMul>> OneDnnConstantMatMul::Create(const float* b, int64_t k, int64_t n,
                                                                               const Options& options) {
-  if (k <= 0 || n <= 0) return absl::InvalidArgumentError("OneDnnPackedMatMul: K and N must be positive");
+  if (k <= 0 || n <= 0) return absl::InvalidArgumentError("OneDnnConstantMatMul: K and N must be positive");
   auto impl = std::make_unique<Impl>();
   impl->k = k;
   impl->n = n;
   if (options.bias != nullptr) impl->bias.assign(options.bias, options.bias + n);
   try {
+    if (options.in_place && !options.transpose_b && options.alpha == 1.0f) {
+      impl->in_place = true;
+      impl->weights_md = memory::desc({k, n}, memory::data_type::f32, memory::format_tag::ab);
+      impl->weights = memory(impl->weights_md, CpuEngine(), const_cast<float*>(b));
+      impl->panels = RowMajorPanels(k, n);
+      return std::unique_ptr<OneDnnConstantMatMul>(new OneDnnConstantMatMul(std::move(impl)));
+    }
     const memory::desc any({k, n}, memory::data_type::f32, memory::format_tag::any);
     impl->weights_md = impl->MakePd(kLayoutProbeRows, any).weights_desc();
     impl->panels = PanelsOf(impl->weights_md, k, n);
@@ -189,20 +199,20 @@ absl::StatusOr<std::unique_ptr<OneDnnPackedMatMul>> OneDnnPackedMatMul::Create(c
     const memory::desc plain({k, n}, memory::data_type::f32,
                              options.transpose_b ? Dims{1, k} : Dims{n, 1});
     memory source_mem(plain, CpuEngine(), const_cast<float*>(source));
-    impl->packed = memory(impl->weights_md, CpuEngine());
+    impl->weights = memory(impl->weights_md, CpuEngine());
     dnnl::stream stream(CpuEngine());
-    dnnl::reorder(source_mem, impl->packed).execute(stream, source_mem, impl->packed);
+    dnnl::reorder(source_mem, impl->weights).execute(stream, source_mem, impl->weights);
     stream.wait();
   } catch (const dnnl::error& e) {
     return FromDnnlError("weight packing", e);
   }
-  return std::unique_ptr<OneDnnPackedMatMul>(new OneDnnPackedMatMul(std::move(impl)));
+  return std::unique_ptr<OneDnnConstantMatMul>(new OneDnnConstantMatMul(std::move(impl)));
 }
 
-absl::Status OneDnnPackedMatMul::Run(const float* a, int64_t m, float* c, int threads) const {
+absl::Status OneDnnConstantMatMul::Run(const float* a, int64_t m, float* c, int threads) const {
   if (m == 0) return absl::OkStatus();
   if (impl_->panels.has_value() && m <= kGemvPanelsMaxRows) {
-    GemvPanels(*impl_->panels, static_cast<const float*>(impl_->packed.get_data_handle()), a, m,
+    GemvPanels(*impl_->panels, static_cast<const float*>(impl_->weights.get_data_handle()), a, m,
                impl_->bias.empty() ? nullptr : impl_->bias.data(), c, threads > 0 ? threads : CurrentTeamSize());
     return absl::OkStatus();
   }
@@ -212,7 +222,7 @@ absl::Status OneDnnPackedMatMul::Run(const float* a, int64_t m, float* c, int th
     const dnnl::engine& engine = CpuEngine();
     std::unordered_map<int, memory> args{
         {DNNL_ARG_SRC, memory(impl_->SrcDesc(m), engine, const_cast<float*>(a))},
-        {DNNL_ARG_WEIGHTS, impl_->packed},
+        {DNNL_ARG_WEIGHTS, impl_->weights},
         {DNNL_ARG_DST, memory(impl_->DstDesc(m), engine, c)}};
     if (!impl_->bias.empty())
       args.emplace(DNNL_ARG_BIAS, memory(impl_->BiasDesc(), engine, const_cast<float*>(impl_->bias.data())));

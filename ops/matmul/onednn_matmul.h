@@ -12,29 +12,38 @@
 
 namespace attune {
 
-/// A constant right-hand matrix reordered once, at prepare time, into the
-/// blocked layout oneDNN prefers, multiplied by any number of rows at run time.
-/// Primitives are created per (rows, threads) and cached; Run is thread-safe.
-class OneDnnPackedMatMul {
+/// A constant right-hand matrix multiplied by any number of rows at run time.
+/// A plain [K, N] matrix is used where it is (`in_place`: the model's weights
+/// are then held once, and oneDNN runs as fast on them as on its packed copy);
+/// a transposed or scaled one is reordered once, at prepare time, into the
+/// blocked layout oneDNN prefers. One to four rows go through the panel GEMV
+/// (gemv_panels.h), more through oneDNN, whose primitives are created per
+/// (rows, threads) and cached. Run is thread-safe.
+class OneDnnConstantMatMul {
  public:
   struct Options {
     bool transpose_b = false;  // b is stored [N, K] instead of [K, N]
     float alpha = 1.0f;        // folded into the packed weights
     const float* bias = nullptr;  // optional [N] row added to every output row
+    /// Use b in place when it needs no reordering (not transposed, alpha 1):
+    /// b must then outlive this object.
+    bool in_place = false;
   };
-  static absl::StatusOr<std::unique_ptr<OneDnnPackedMatMul>> Create(const float* b, int64_t k, int64_t n,
+  static absl::StatusOr<std::unique_ptr<OneDnnConstantMatMul>> Create(const float* b, int64_t k, int64_t n,
                                                                    const Options& options);
-  ~OneDnnPackedMatMul();
+  ~OneDnnConstantMatMul();
 
   int64_t k() const;
   int64_t n() const;
+  /// Whether b is used where it is (no copy of it is held).
+  bool in_place() const;
   /// c[M, N] = alpha · a[M, K] · B (+ bias), all row-major. `threads` > 0
   /// sets the OpenMP team size for this call only.
   absl::Status Run(const float* a, int64_t m, float* c, int threads) const;
 
  private:
   struct Impl;
-  explicit OneDnnPackedMatMul(std::unique_ptr<Impl> impl);
+  explicit OneDnnConstantMatMul(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
 
