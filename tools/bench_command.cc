@@ -16,6 +16,7 @@
 #include "tools/command_common.h"
 #include "tools/commands.h"
 #include "tools/profile.h"
+#include "tools/work_count.h"
 
 namespace attune::cli {
 namespace {
@@ -32,7 +33,8 @@ constexpr char kUsage[] =
     "  --warmup W               untimed runs first (default 3)\n"
     "  --iterations K           timed runs (default 20)\n"
     "  --seconds S              time runs for S seconds instead of a fixed count\n"
-    "  --json                   print one JSON object: median_ms, min_ms, max_ms, p90_ms, p99_ms, ...\n"
+    "  --json                   print one JSON object: median_ms, min_ms, max_ms, p90_ms, p99_ms, load_ms,\n"
+    "                           gflop, weight_mb, fused_attention, latencies_ms, ... (see the README)\n"
     "  --profile FILE           write a Chrome trace (chrome://tracing, Perfetto) of 3 more runs and\n"
     "                           print the time per op type\n";
 
@@ -71,11 +73,23 @@ absl::Status Bench(const Args& args) {
   if (iterations == 0 && seconds == 0) iterations = 20;
   if (iterations > 10'000'000 || warmup > 1'000'000) return absl::InvalidArgumentError("iteration count too large");
   const std::string model_path = args.positionals()[0];
+  // Load time: the model file read, imported, optimised and compiled.
+  const auto load_start = std::chrono::steady_clock::now();
   ASSIGN_OR_RETURN(std::unique_ptr<Session> session, Session::Create(model_path, options));
+  const double load_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - load_start).count();
   ASSIGN_OR_RETURN(NamedTensors inputs, BuildBenchInputs(*session, args, options.max_tensor_bytes));
 
   const SessionImpl& impl = GetSessionImpl(*session);
-  for (int64_t i = 0; i < warmup; ++i) RETURN_IF_ERROR(impl.Run(inputs).status());
+  // The first warm-up run (or, without one, a run after the timed ones) counts the work.
+  RunWork work;
+  for (int64_t i = 0; i < warmup; ++i) {
+    if (i == 0) {
+      ASSIGN_OR_RETURN(work, CountRunWork(impl, inputs));
+    } else {
+      RETURN_IF_ERROR(impl.Run(inputs).status());
+    }
+  }
 
   const bool tty = isatty(STDERR_FILENO) && !args.Has("json");
   std::vector<double> latencies;
@@ -92,6 +106,9 @@ absl::Status Bench(const Args& args) {
                           elapsed());
   }
   if (tty) std::fputs("\n", stderr);
+  if (warmup == 0) {
+    ASSIGN_OR_RETURN(work, CountRunWork(impl, inputs));
+  }
 
   if (auto profile_path = args.Value("profile")) {
     ASSIGN_OR_RETURN(ProfileResult profile, ProfileRuns(impl, inputs, 3));
@@ -105,6 +122,7 @@ absl::Status Bench(const Args& args) {
   const double median = Percentile(sorted, 0.5);
   const int threads = options.threads > 0 ? options.threads : static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
   const double peak = PeakRssMb();
+  const int64_t fused_attention = FusedAttentionCount(impl);
   if (args.Has("json")) {
     nlohmann::json j = {{"model", model_path},
                         {"median_ms", median},
@@ -118,7 +136,12 @@ absl::Status Bench(const Args& args) {
                         {"threads", threads},
                         {"throughput_per_s", 1000.0 / mean},
                         {"peak_rss_mb", peak},
-                        {"fuse", options.fuse}};
+                        {"fuse", options.fuse},
+                        {"load_ms", load_ms},
+                        {"fused_attention", fused_attention},
+                        {"gflop", work.flop / 1e9},
+                        {"weight_mb", work.weight_bytes / 1e6},
+                        {"latencies_ms", latencies}};
     std::printf("%s\n", j.dump().c_str());
     return absl::OkStatus();
   }
@@ -129,6 +152,9 @@ absl::Status Bench(const Args& args) {
   std::printf("latency ms  median %.3f  mean %.3f  min %.3f  max %.3f  p90 %.3f  p99 %.3f\n", median, mean,
               sorted.front(), sorted.back(), Percentile(sorted, 0.9), Percentile(sorted, 0.99));
   std::printf("throughput  %.2f runs/s\npeak RSS    %.1f MiB\n", 1000.0 / mean, peak);
+  std::printf("load        %.1f ms   fused attention %lld\n", load_ms, static_cast<long long>(fused_attention));
+  std::printf("work        %.4g GFLOP per run (%.4g GFLOP/s at the median)   weights read %.4g MB\n",
+              work.flop / 1e9, median > 0 ? work.flop / 1e6 / median : 0.0, work.weight_bytes / 1e6);
   return absl::OkStatus();
 }
 

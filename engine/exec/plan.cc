@@ -236,7 +236,8 @@ absl::StatusOr<std::vector<Tensor>> Plan::Run(std::vector<Tensor> inputs, const 
       const auto end = std::chrono::steady_clock::now();
       (*observer)(NodeTiming{&step.node_name, &step.op_type,
                              std::chrono::duration<double, std::micro>(start - run_start).count(),
-                             std::chrono::duration<double, std::micro>(end - start).count()});
+                             std::chrono::duration<double, std::micro>(end - start).count(), step_inputs,
+                             outputs});
     }
     for (size_t o = 0; o < outputs.size(); ++o) {
       const int sl = step.output_slots[o];

@@ -5,6 +5,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,10 @@ struct NodeTiming {
   const std::string* op_type;
   double start_us;     // since the start of Run
   double duration_us;
+  /// The node's inputs as it read them (nullptr for an omitted one) and the
+  /// outputs it produced (empty where not wanted); valid during the call only.
+  std::span<const Tensor* const> inputs;
+  std::span<const Tensor> outputs;
 };
 using NodeObserver = std::function<void(const NodeTiming&)>;
 

@@ -1,4 +1,6 @@
-// attune bench: the JSON statistics, the Chrome-trace profile, generated inputs.
+// attune bench: the JSON statistics, load time, work and fused attention count, the Chrome-trace
+// profile, generated inputs.
+#include <algorithm>
 #include <map>
 
 #include "tests/cli/cli_test_util.h"
@@ -32,6 +34,86 @@ TEST(BenchCommand, JsonHasConsistentStatistics) {
   EXPECT_EQ(j["threads"], 1);
   EXPECT_GT(j["peak_rss_mb"].get<double>(), 1.0);
   EXPECT_LT(j["peak_rss_mb"].get<double>(), 4096.0);
+}
+
+// mha_causal at its sample inputs (x: 2 x 11 x 64; 4 heads of 16): the four
+// 64 x 64 projections, 2·M·N·K each with M = 2·11, and the attention's
+// Q·Kᵀ and P·V over all 11 x 11 query-key pairs, 2·B·Tq·Tk·(H·D + H·Dv).
+constexpr double kMhaCausalFlop = 4 * 2.0 * 22 * 64 * 64 + 2.0 * 2 * 11 * 11 * (64 + 64);
+// The projection weights and the output bias, float32; the mask is bool.
+constexpr double kMhaCausalWeightBytes = (4 * 64 * 64 + 64) * 4.0;
+
+TEST(BenchCommand, JsonHasLoadTimeWorkAndFusedAttention) {
+  const ModelCase m = Model("mha_causal");
+  const CliResult r = RunCli(With({"bench", m.model(), "--iterations", "5", "--warmup", "1", "--threads", "1", "--json"},
+                                  m.InputFlags()));
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  const json j = json::parse(r.out, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << r.out;
+  for (const char* key : {"load_ms", "fused_attention", "gflop", "weight_mb"})
+    ASSERT_TRUE(j.contains(key) && j[key].is_number()) << key << " in " << r.out;
+  EXPECT_GT(j["load_ms"].get<double>(), 0.0);
+  EXPECT_LT(j["load_ms"].get<double>(), 60'000.0);
+
+  // The fused attention count is the fusion report's, as inspect shows it.
+  const CliResult inspect = RunCli({"inspect", m.model(), "--format", "json"});
+  ASSERT_EQ(inspect.exit_code, 0) << Describe(inspect);
+  const json report = json::parse(inspect.out);
+  int fused = 0;
+  for (const json& f : report["fusions"]) fused += f["op"] == "MultiHeadAttention" && !f["undone"].get<bool>();
+  EXPECT_EQ(fused, m.info()["expected_fusions"].get<int>());
+  EXPECT_EQ(j["fused_attention"].get<int>(), fused);
+  EXPECT_EQ(j["fused_attention"].get<int>(), Count(report["ops_after"], "MultiHeadAttention"));
+
+  EXPECT_NEAR(j["gflop"].get<double>(), kMhaCausalFlop / 1e9, 1e-12) << r.out;
+  EXPECT_NEAR(j["weight_mb"].get<double>(), kMhaCausalWeightBytes / 1e6, 1e-9) << r.out;
+
+  // Every timed run, in order; the statistics are theirs.
+  ASSERT_TRUE(j["latencies_ms"].is_array()) << r.out;
+  ASSERT_EQ(j["latencies_ms"].size(), 5u);
+  double min = 1e300, max = 0;
+  for (const json& t : j["latencies_ms"]) {
+    ASSERT_TRUE(t.is_number());
+    min = std::min(min, t.get<double>());
+    max = std::max(max, t.get<double>());
+  }
+  EXPECT_DOUBLE_EQ(min, j["min_ms"].get<double>());
+  EXPECT_DOUBLE_EQ(max, j["max_ms"].get<double>());
+}
+
+TEST(BenchCommand, FusedAndUnfusedGraphsCountTheSameWork) {
+  // Unfused, Q·Kᵀ and P·V are MatMuls; fused, one MultiHeadAttention counts them.
+  const ModelCase m = Model("mha_causal");
+  const std::vector<std::string> base = {"bench", m.model(), "--iterations", "1", "--warmup", "0", "--json"};
+  const CliResult fused = RunCli(With(base, m.InputFlags()));
+  const CliResult unfused = RunCli(With(With(base, {"--no-fuse"}), m.InputFlags()));
+  ASSERT_EQ(fused.exit_code, 0) << Describe(fused);
+  ASSERT_EQ(unfused.exit_code, 0) << Describe(unfused);
+  const json f = json::parse(fused.out), u = json::parse(unfused.out);
+  EXPECT_EQ(f["fused_attention"], 1);
+  EXPECT_EQ(u["fused_attention"], 0);
+  EXPECT_NEAR(u["gflop"].get<double>(), f["gflop"].get<double>(), 1e-12);
+  EXPECT_NEAR(u["gflop"].get<double>(), kMhaCausalFlop / 1e9, 1e-12);
+  // Unfused, the scale and the -inf fill are two more float scalars.
+  EXPECT_GE(u["weight_mb"].get<double>(), f["weight_mb"].get<double>());
+  EXPECT_LE(u["weight_mb"].get<double>(), f["weight_mb"].get<double>() + 1e-4);
+}
+
+TEST(BenchCommand, WorkIsCountedAtTheShapesOfTheRun) {
+  // The attention of a decode step grows with the past; the weights read do not.
+  auto bench = [](const std::string& past) {
+    const CliResult r = RunCli({"bench", Model("gpt_kvcache").model(), "--dim", "batch=1", "--dim", "seq=1", "--dim",
+                                "past_seq=" + past, "--iterations", "1", "--warmup", "1", "--json"});
+    EXPECT_EQ(r.exit_code, 0) << Describe(r);
+    return json::parse(r.out, nullptr, false);
+  };
+  const json short_past = bench("3"), long_past = bench("40");
+  ASSERT_TRUE(short_past.is_object() && long_past.is_object());
+  EXPECT_GT(short_past["gflop"].get<double>(), 0.0);
+  EXPECT_GT(long_past["gflop"].get<double>(), short_past["gflop"].get<double>());
+  EXPECT_GT(short_past["weight_mb"].get<double>(), 0.0);
+  EXPECT_DOUBLE_EQ(long_past["weight_mb"].get<double>(), short_past["weight_mb"].get<double>());
+  EXPECT_EQ(long_past["fused_attention"], short_past["fused_attention"]);
 }
 
 TEST(BenchCommand, TextOutputShowsLatencyLine) {

@@ -1,0 +1,58 @@
+// Built with the AVX2 + FMA flags (bench/CMakeLists.txt); runs only where CPUID and XGETBV report them.
+#include <immintrin.h>
+
+#include "bench/machine_peak_kernels.h"
+
+namespace attune::bench {
+namespace {
+
+float HorizontalSum(__m256 v) {
+  const __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  const __m128 t = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  return _mm_cvtss_f32(_mm_add_ss(t, _mm_shuffle_ps(t, t, 1)));
+}
+
+}  // namespace
+
+float FmaChainsYmm(int64_t iterations) {
+  const __m256 b = _mm256_set1_ps(0.999f), c = _mm256_set1_ps(0.001f);
+  __m256 a0 = _mm256_set1_ps(0.10f), a1 = _mm256_set1_ps(0.11f), a2 = _mm256_set1_ps(0.12f);
+  __m256 a3 = _mm256_set1_ps(0.13f), a4 = _mm256_set1_ps(0.14f), a5 = _mm256_set1_ps(0.15f);
+  __m256 a6 = _mm256_set1_ps(0.16f), a7 = _mm256_set1_ps(0.17f), a8 = _mm256_set1_ps(0.18f);
+  __m256 a9 = _mm256_set1_ps(0.19f), a10 = _mm256_set1_ps(0.20f), a11 = _mm256_set1_ps(0.21f);
+  for (int64_t i = 0; i < iterations; ++i) {
+    a0 = _mm256_fmadd_ps(a0, b, c);
+    a1 = _mm256_fmadd_ps(a1, b, c);
+    a2 = _mm256_fmadd_ps(a2, b, c);
+    a3 = _mm256_fmadd_ps(a3, b, c);
+    a4 = _mm256_fmadd_ps(a4, b, c);
+    a5 = _mm256_fmadd_ps(a5, b, c);
+    a6 = _mm256_fmadd_ps(a6, b, c);
+    a7 = _mm256_fmadd_ps(a7, b, c);
+    a8 = _mm256_fmadd_ps(a8, b, c);
+    a9 = _mm256_fmadd_ps(a9, b, c);
+    a10 = _mm256_fmadd_ps(a10, b, c);
+    a11 = _mm256_fmadd_ps(a11, b, c);
+  }
+  const __m256 s = _mm256_add_ps(
+      _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)),
+                    _mm256_add_ps(_mm256_add_ps(a4, a5), _mm256_add_ps(a6, a7))),
+      _mm256_add_ps(_mm256_add_ps(a8, a9), _mm256_add_ps(a10, a11)));
+  return HorizontalSum(s);
+}
+
+float ReadSumYmm(const float* data, size_t n) {
+  __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps(), s2 = _mm256_setzero_ps(), s3 = _mm256_setzero_ps();
+  size_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    s0 = _mm256_add_ps(s0, _mm256_loadu_ps(data + i));
+    s1 = _mm256_add_ps(s1, _mm256_loadu_ps(data + i + 8));
+    s2 = _mm256_add_ps(s2, _mm256_loadu_ps(data + i + 16));
+    s3 = _mm256_add_ps(s3, _mm256_loadu_ps(data + i + 24));
+  }
+  float sum = HorizontalSum(_mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3)));
+  for (; i < n; ++i) sum += data[i];
+  return sum;
+}
+
+}  // namespace attune::bench
