@@ -1,7 +1,8 @@
 // Decode-time products: one row times every weight matrix of a model, which
 // is bound by how fast the weights stream from memory. Times one pass of the
 // panel GEMV over GPT-2-small's 48 layer weights (12 × 768×2304, 768×768,
-// 768×3072, 3072×768: 340 MB, far beyond the caches) packed by oneDNN, and,
+// 768×3072, 3072×768: 340 MB, far beyond the caches), packed by oneDNN
+// (in_place:0) and read where they are, row-major (in_place:1), and,
 // in the same run, a plain streaming read of a buffer as large: the ratio of
 // the two "bytes_per_second" figures is the share of the machine's read
 // bandwidth the GEMV reaches.
@@ -26,10 +27,11 @@ constexpr int kDepth = 12;
 
 struct Model {
   std::vector<std::unique_ptr<OneDnnConstantMatMul>> weights;
+  std::vector<std::vector<float>> plain;  // the matrices used in place
   std::vector<float> a, c;
   int64_t bytes = 0;
 
-  Model() {
+  explicit Model(bool in_place) {
     for (int layer = 0; layer < kDepth; ++layer)
       for (const Layer& l : kLayers) {
         std::vector<float> w(l.k * l.n);
@@ -37,7 +39,10 @@ struct Model {
         std::vector<float> bias(l.n, 0.25f);
         OneDnnConstantMatMul::Options options;
         options.bias = bias.data();
-        weights.push_back(*OneDnnConstantMatMul::Create(w.data(), l.k, l.n, options));
+        options.in_place = in_place;
+        plain.push_back(std::move(w));
+        weights.push_back(*OneDnnConstantMatMul::Create(plain.back().data(), l.k, l.n, options));
+        if (!in_place) plain.back() = {};
         bytes += l.k * l.n * static_cast<int64_t>(sizeof(float));
       }
     a.assign(3072, 0.125f);
@@ -45,13 +50,14 @@ struct Model {
   }
 };
 
-Model& SharedModel() {
-  static Model* model = new Model();
-  return *model;
+Model& SharedModel(bool in_place) {
+  static Model* packed = new Model(false);
+  static Model* plain = new Model(true);
+  return in_place ? *plain : *packed;
 }
 
 void BM_DecodeWeights(benchmark::State& state) {
-  Model& model = SharedModel();
+  Model& model = SharedModel(state.range(1) != 0);
   const int threads = static_cast<int>(state.range(0));
   for (auto _ : state) {
     for (const auto& w : model.weights) {
@@ -61,11 +67,13 @@ void BM_DecodeWeights(benchmark::State& state) {
   }
   state.SetBytesProcessed(state.iterations() * model.bytes);
 }
-BENCHMARK(BM_DecodeWeights)->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_DecodeWeights)->ArgsProduct({{1, 2}, {0, 1}})->ArgNames({"threads", "in_place"})->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 
 void BM_StreamingRead(benchmark::State& state) {
   const int threads = static_cast<int>(state.range(0));
-  const int64_t n = SharedModel().bytes / static_cast<int64_t>(sizeof(float));
+  const int64_t bytes = SharedModel(false).bytes;
+  const int64_t n = bytes / static_cast<int64_t>(sizeof(float));
   static std::vector<float>* buffer = new std::vector<float>(n, 1.0f);
   const float* p = buffer->data();
   for (auto _ : state) {
@@ -80,7 +88,7 @@ void BM_StreamingRead(benchmark::State& state) {
     }
     benchmark::DoNotOptimize(total);
   }
-  state.SetBytesProcessed(state.iterations() * SharedModel().bytes);
+  state.SetBytesProcessed(state.iterations() * bytes);
 }
 BENCHMARK(BM_StreamingRead)->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
 

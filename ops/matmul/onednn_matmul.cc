@@ -13,7 +13,7 @@
 #include "oneapi/dnnl/dnnl.hpp"
 #include "ops/common/lru_cache.h"
 #include "ops/common/omp_team_scope.h"
-#include "ops/matmul/gemv_panels.h"
+#include "ops/matmul/gemv_weights.h"
 
 namespace attune {
 namespace {
@@ -97,7 +97,7 @@ Dims RuntimeStrides(size_t rank, bool transposed) {
   return strides;
 }
 
-// The packed weights as column panels (gemv_panels.h), when oneDNN chose a
+// The packed weights as column panels (gemv_weights.h), when oneDNN chose a
 // layout of that family: N blocked outermost, then K blocks, each block rows of
 // the panel's columns (AVX-512 picks 16 × 64 blocks). Other layouts return
 // nothing and every row count goes through oneDNN.
@@ -182,7 +182,6 @@ absl::StatusOr<std::unique_ptr<OneDnnConstantMatMul>> OneDnnConstantMatMul::Crea
       impl->in_place = true;
       impl->weights_md = memory::desc({k, n}, memory::data_type::f32, memory::format_tag::ab);
       impl->weights = memory(impl->weights_md, CpuEngine(), const_cast<float*>(b));
-      impl->panels = RowMajorPanels(k, n);
       return std::unique_ptr<OneDnnConstantMatMul>(new OneDnnConstantMatMul(std::move(impl)));
     }
     const memory::desc any({k, n}, memory::data_type::f32, memory::format_tag::any);
@@ -211,9 +210,14 @@ absl::StatusOr<std::unique_ptr<OneDnnConstantMatMul>> OneDnnConstantMatMul::Crea
 
 absl::Status OneDnnConstantMatMul::Run(const float* a, int64_t m, float* c, int threads) const {
   if (m == 0) return absl::OkStatus();
-  if (impl_->panels.has_value() && m <= kGemvPanelsMaxRows) {
-    GemvPanels(*impl_->panels, static_cast<const float*>(impl_->weights.get_data_handle()), a, m,
-               impl_->bias.empty() ? nullptr : impl_->bias.data(), c, threads > 0 ? threads : CurrentTeamSize());
+  if (m <= kGemvMaxRowsOfA && (impl_->panels.has_value() || impl_->in_place)) {
+    const float* weights = static_cast<const float*>(impl_->weights.get_data_handle());
+    const float* bias = impl_->bias.empty() ? nullptr : impl_->bias.data();
+    const int team = threads > 0 && !omp_in_parallel() ? threads : CurrentTeamSize();
+    if (impl_->in_place)
+      GemvRowMajor(weights, impl_->k, impl_->n, a, m, bias, c, team);
+    else
+      GemvPanels(*impl_->panels, weights, a, m, bias, c, team);
     return absl::OkStatus();
   }
   OmpTeamScope team(threads);

@@ -17,7 +17,7 @@ namespace attune {
 /// are then held once, and oneDNN runs as fast on them as on its packed copy);
 /// a transposed or scaled one is reordered once, at prepare time, into the
 /// blocked layout oneDNN prefers. One to four rows go through the panel GEMV
-/// (gemv_panels.h), more through oneDNN, whose primitives are created per
+/// (gemv_weights.h), more through oneDNN, whose primitives are created per
 /// (rows, threads) and cached. Run is thread-safe.
 class OneDnnConstantMatMul {
  public:

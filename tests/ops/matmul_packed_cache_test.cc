@@ -11,15 +11,15 @@
 namespace attune {
 namespace {
 
-TEST(OneDnnPackedMatMulCache, ManyRowCountsEvictAndRecreatePrimitives) {
+TEST(OneDnnConstantMatMulCache, ManyRowCountsEvictAndRecreatePrimitives) {
   constexpr int64_t k = 24, n = 40;
   std::vector<float> b(k * n);
   for (int64_t i = 0; i < k * n; ++i) b[i] = static_cast<float>((i * 7) % 13) / 13.0f - 0.5f;
   std::vector<float> bias(n);
   for (int64_t j = 0; j < n; ++j) bias[j] = 0.125f * static_cast<float>(j % 5);
-  OneDnnPackedMatMul::Options options;
+  OneDnnConstantMatMul::Options options;
   options.bias = bias.data();
-  auto packed = OneDnnPackedMatMul::Create(b.data(), k, n, options);
+  auto packed = OneDnnConstantMatMul::Create(b.data(), k, n, options);
   ASSERT_TRUE(packed.ok()) << packed.status();
   // 150 distinct row counts, twice over: beyond any per-weight cache size.
   for (int round = 0; round < 2; ++round)

@@ -1,4 +1,4 @@
-#include "ops/matmul/gemv_panels.h"
+#include "ops/matmul/gemv_weights.h"
 
 #include <algorithm>
 
@@ -6,11 +6,11 @@
 #include "ops/common/parallel.h"
 
 namespace attune {
-namespace gemv_panels_detail {
+namespace gemv_weights_detail {
 
 void PanelRangeGeneric(const Problem& p, int64_t first, int64_t last) {
   const PanelLayout& w = *p.layout;
-  float acc[kGemvPanelsMaxRows][kSimdPanelCols];
+  float acc[kGemvMaxRowsOfA][kSimdPanelCols];
   for (int64_t panel = first; panel < last; ++panel) {
     const int64_t n0 = panel * w.panel_cols;
     const int64_t cols = std::min(w.panel_cols, w.n - n0);
@@ -32,9 +32,24 @@ void PanelRangeGeneric(const Problem& p, int64_t first, int64_t last) {
   }
 }
 
+void ColumnRangeGeneric(const Problem& p, int64_t first, int64_t last) {
+  const int64_t k = p.layout->k, n = p.layout->n;
+  for (int64_t r = 0; r < p.m; ++r) {
+    float* out = p.c + r * n;
+    for (int64_t j = first; j < last; ++j) out[j] = 0.0f;
+    for (int64_t kk = 0; kk < k; ++kk) {
+      const float x = p.a[r * k + kk];
+      const float* row = p.weights + kk * n;
+      for (int64_t j = first; j < last; ++j) out[j] += x * row[j];
+    }
+    if (p.bias != nullptr)
+      for (int64_t j = first; j < last; ++j) out[j] += p.bias[j];
+  }
+}
+
 namespace {
 
-PanelRangeFn ChooseVariant(const PanelLayout& layout) {
+PanelRangeFn ChoosePanelVariant(const PanelLayout& layout) {
   if (layout.panel_cols != kSimdPanelCols) return PanelRangeGeneric;
   switch (ActiveIsa()) {
     case Isa::kAvx512: return PanelRangeAvx512;
@@ -44,33 +59,50 @@ PanelRangeFn ChooseVariant(const PanelLayout& layout) {
   return PanelRangeGeneric;
 }
 
-}  // namespace
-}  // namespace gemv_panels_detail
-
-PanelLayout RowMajorPanels(int64_t k, int64_t n) {
-  PanelLayout layout;
-  layout.k = k;
-  layout.n = n;
-  layout.panel_cols = gemv_panels_detail::kSimdPanelCols;
-  layout.panel_stride = layout.panel_cols;
-  layout.block_rows = 1;
-  layout.block_stride = n;
-  return layout;
+ColumnRangeFn ChooseColumnVariant() {
+  switch (ActiveIsa()) {
+    case Isa::kAvx512: return ColumnRangeAvx512;
+    case Isa::kAvx2: return ColumnRangeAvx2;
+    case Isa::kGeneric: break;
+  }
+  return ColumnRangeGeneric;
 }
+
+}  // namespace
+}  // namespace gemv_weights_detail
 
 namespace {
 // Panels per thread below which one thread does it all: a panel of 64
 // columns is K · 256 bytes (192 KB at K = 768), several microseconds of reading.
 constexpr int64_t kPanelsGrain = 2;
+// Columns are split in whole cache lines, so no two threads write one line.
+constexpr int64_t kLineFloats = 16;
+// Weights per thread below which one thread does it all (256 KB).
+constexpr int64_t kWeightsGrain = int64_t{1} << 16;
 }  // namespace
 
 void GemvPanels(const PanelLayout& layout, const float* weights, const float* a, int64_t m, const float* bias,
                 float* c, int threads) {
-  using namespace gemv_panels_detail;
+  using namespace gemv_weights_detail;
   const Problem problem{&layout, weights, a, m, bias, c};
-  const PanelRangeFn run = ChooseVariant(layout);
+  const PanelRangeFn run = ChoosePanelVariant(layout);
   ParallelForRange(layout.panels(), kPanelsGrain, threads,
                    [&](int64_t first, int64_t last) { run(problem, first, last); });
+}
+
+void GemvRowMajor(const float* weights, int64_t k, int64_t n, const float* a, int64_t m, const float* bias, float* c,
+                  int threads) {
+  using namespace gemv_weights_detail;
+  PanelLayout shape;
+  shape.k = k;
+  shape.n = n;
+  const Problem problem{&shape, weights, a, m, bias, c};
+  const ColumnRangeFn run = ChooseColumnVariant();
+  const int64_t lines = (n + kLineFloats - 1) / kLineFloats;
+  const int64_t grain = std::max<int64_t>(1, kWeightsGrain / std::max<int64_t>(1, k * kLineFloats));
+  ParallelForRange(lines, grain, threads, [&](int64_t first, int64_t last) {
+    run(problem, first * kLineFloats, std::min(n, last * kLineFloats));
+  });
 }
 
 }  // namespace attune

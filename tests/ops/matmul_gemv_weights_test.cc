@@ -10,7 +10,7 @@
 
 #include "gtest/gtest.h"
 #include "ops/common/cpu_features.h"
-#include "ops/matmul/gemv_panels.h"
+#include "ops/matmul/gemv_weights.h"
 #include "ops/matmul/onednn_matmul.h"
 
 namespace attune {
@@ -66,7 +66,7 @@ TEST(GemvPanels, EveryVariantMatchesReference) {
       for (int64_t i = 0; i < cs.k * cs.n; ++i) w[i] = Value(i, 1);
       for (int64_t j = 0; j < cs.n; ++j) bias[j] = Value(j, 2);
       const std::vector<float> packed = Pack(w, layout);
-      for (int64_t m = 1; m <= kGemvPanelsMaxRows; ++m)
+      for (int64_t m = 1; m <= kGemvMaxRowsOfA; ++m)
         for (bool with_bias : {false, true}) {
           std::vector<float> a(m * cs.k);
           for (int64_t i = 0; i < m * cs.k; ++i) a[i] = Value(i, 3 + m);
@@ -93,15 +93,14 @@ TEST(GemvPanels, RowMajorMatrixInPlace) {
   for (Isa isa : {Isa::kGeneric, Isa::kAvx2, Isa::kAvx512}) {
     if (!IsaSupported(isa)) continue;
     IsaScope scope(isa);
-    for (auto [k, n] : {std::pair<int64_t, int64_t>{768, 200}, {3, 1}, {64, 64}, {19, 130}}) {
-      const PanelLayout layout = RowMajorPanels(k, n);
+    for (auto [k, n] : {std::pair<int64_t, int64_t>{768, 200}, {3, 1}, {64, 64}, {19, 130}, {9, 2500}, {6, 1031}}) {
       std::vector<float> w(k * n), bias(n);
       for (int64_t i = 0; i < k * n; ++i) w[i] = Value(i, 8);
       for (int64_t j = 0; j < n; ++j) bias[j] = Value(j, 9);
-      for (int64_t m = 1; m <= kGemvPanelsMaxRows; ++m) {
+      for (int64_t m = 1; m <= kGemvMaxRowsOfA; ++m) {
         std::vector<float> a(m * k), c(m * n, NAN);
         for (int64_t i = 0; i < m * k; ++i) a[i] = Value(i, 10 + m);
-        GemvPanels(layout, w.data(), a.data(), m, bias.data(), c.data(), 2);
+        GemvRowMajor(w.data(), k, n, a.data(), m, bias.data(), c.data(), 2);
         for (int64_t r = 0; r < m; ++r)
           for (int64_t j = 0; j < n; ++j) {
             double want = bias[j];
@@ -135,7 +134,7 @@ TEST(GemvPanels, PackedOneDnnWeightsAgreeAcrossRowCounts) {
     for (int64_t i = 0; i < kRows * k; ++i) a[i] = Value(i, 7);
     std::vector<float> all(kRows * n);
     ASSERT_TRUE((*packed)->Run(a.data(), kRows, all.data(), 1).ok());
-    for (int64_t m = 1; m <= kGemvPanelsMaxRows; ++m) {
+    for (int64_t m = 1; m <= kGemvMaxRowsOfA; ++m) {
       std::vector<float> few(m * n, NAN);
       ASSERT_TRUE((*packed)->Run(a.data(), m, few.data(), 2).ok());
       for (int64_t i = 0; i < m * n; ++i) {

@@ -1,0 +1,90 @@
+// A few rows times a constant weight matrix: decode multiplies one row by
+// every weight of the model, so these products are bound by how fast the
+// weights stream from memory, and each reads every weight once, front to back.
+// Two layouts:
+// - column panels, the blocked layout oneDNN packs weights into (for AVX-512:
+//   panels of 64 columns, each a contiguous run of K blocks of 16 rows × 64
+//   columns): a panel streams into registers holding its 64 outputs per row;
+// - a dense row-major matrix used in place: a thread takes a range of columns
+//   and streams four rows at a time through sums kept in L1.
+// Threads take disjoint ranges; the sum over K runs in order, so results do
+// not depend on the thread count.
+#pragma once
+
+#include <cstdint>
+
+namespace attune {
+
+/// Where element (k, n) of a K × N matrix in column panels sits: at
+///   (n / panel_cols) · panel_stride + (k / block_rows) · block_stride
+///   + (k % block_rows) · panel_cols + n % panel_cols.
+/// Rows past K in the last block are never read.
+struct PanelLayout {
+  int64_t k = 0, n = 0;
+  int64_t panel_cols = 0;
+  int64_t panel_stride = 0;
+  int64_t block_rows = 0;
+  int64_t block_stride = 0;
+  /// Whether columns past N in the last panel are readable (packed layouts pad
+  /// with zeros); when not, that panel's missing columns are never read.
+  bool padded = false;
+
+  int64_t panels() const { return panel_cols > 0 ? (n + panel_cols - 1) / panel_cols : 0; }
+};
+
+/// Rows of A up to which these GEMVs beat oneDNN's GEMM: every extra row
+/// reuses the weights while they are in registers or L1.
+inline constexpr int64_t kGemvMaxRowsOfA = 4;
+
+
+/// c[M, N] = a[M, K] · W (+ bias[N]) for W laid out as `layout`, M ≤
+/// kGemvMaxRowsOfA; c and a dense row-major.
+void GemvPanels(const PanelLayout& layout, const float* weights, const float* a, int64_t m, const float* bias,
+                float* c, int threads);
+
+/// The same for a dense row-major W of K × N.
+void GemvRowMajor(const float* weights, int64_t k, int64_t n, const float* a, int64_t m, const float* bias, float* c,
+                  int threads);
+
+namespace gemv_weights_detail {
+
+struct Problem {
+  const PanelLayout* layout;
+  const float* weights;
+  const float* a;
+  int64_t m;
+  const float* bias;  // may be null
+  float* c;
+};
+
+/// Computes the outputs of panels [first, last). The SIMD variants take
+/// panels of 64 columns; every variant takes any M ≤ kGemvMaxRowsOfA.
+using PanelRangeFn = void (*)(const Problem& p, int64_t first, int64_t last);
+
+void PanelRangeGeneric(const Problem& p, int64_t first, int64_t last);
+void PanelRangeAvx2(const Problem& p, int64_t first, int64_t last);
+void PanelRangeAvx512(const Problem& p, int64_t first, int64_t last);
+
+/// Computes output columns [first, last) of a row-major product (`layout`
+/// holds only k and n).
+using ColumnRangeFn = void (*)(const Problem& p, int64_t first, int64_t last);
+
+void ColumnRangeGeneric(const Problem& p, int64_t first, int64_t last);
+void ColumnRangeAvx2(const Problem& p, int64_t first, int64_t last);
+void ColumnRangeAvx512(const Problem& p, int64_t first, int64_t last);
+
+/// Columns one pass of a row-major product sums at a time: whole rows of
+/// transformer-sized matrices (d_model up to 4096), so a thread reads its
+/// weights in address order; one row of A's sums (16 KB) stays in L1.
+inline constexpr int64_t kColumnChunk = 4096;
+
+/// Columns per panel the SIMD variants are written for.
+inline constexpr int64_t kSimdPanelCols = 64;
+
+/// Whether the SIMD variants may read `panel` to its full width.
+inline bool FullWidth(const PanelLayout& layout, int64_t panel) {
+  return layout.padded || (panel + 1) * layout.panel_cols <= layout.n;
+}
+
+}  // namespace gemv_weights_detail
+}  // namespace attune

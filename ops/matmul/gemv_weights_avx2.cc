@@ -1,0 +1,138 @@
+// The weight GEMVs with ymm registers. Panels: a row's 64 outputs of one panel
+// are eight accumulators; weights are read as FMA memory operands, so one row
+// needs nine of the sixteen registers, and more rows spill accumulators to L1,
+// which costs nothing next to streaming the panel from memory. Row-major: four
+// weight rows at a time update sums held in L1.
+#include <immintrin.h>
+
+#include <algorithm>
+
+#include "ops/matmul/gemv_weights.h"
+
+namespace attune::gemv_weights_detail {
+namespace {
+
+constexpr int kVectors = kSimdPanelCols / 8;
+
+template <int M>
+void Panel(const Problem& p, int64_t panel) {
+  const PanelLayout& w = *p.layout;
+  const float* base = p.weights + panel * w.panel_stride;
+  __m256 acc[M][kVectors];
+  for (int r = 0; r < M; ++r)
+    for (int j = 0; j < kVectors; ++j) acc[r][j] = _mm256_setzero_ps();
+  // Blocks are walked by pointer: a division per row would cost more than
+  // the row's FMAs when blocks are single rows (the row-major case).
+  const float* block = base;
+  for (int64_t k0 = 0; k0 < w.k; k0 += w.block_rows, block += w.block_stride) {
+    const float* row = block;
+    const int64_t rows = std::min(w.block_rows, w.k - k0);
+    for (int64_t kk = 0; kk < rows; ++kk, row += kSimdPanelCols) {
+      for (int r = 0; r < M; ++r) {
+        const __m256 x = _mm256_set1_ps(p.a[r * w.k + k0 + kk]);
+        for (int j = 0; j < kVectors; ++j) acc[r][j] = _mm256_fmadd_ps(x, _mm256_loadu_ps(row + 8 * j), acc[r][j]);
+      }
+    }
+  }
+  const int64_t n0 = panel * kSimdPanelCols;
+  const int64_t cols = std::min<int64_t>(kSimdPanelCols, w.n - n0);
+  for (int r = 0; r < M; ++r) {
+    alignas(32) float out[kSimdPanelCols];
+    for (int j = 0; j < kVectors; ++j) _mm256_store_ps(out + 8 * j, acc[r][j]);
+    for (int64_t j = 0; j < cols; ++j) p.c[r * w.n + n0 + j] = out[j] + (p.bias != nullptr ? p.bias[n0 + j] : 0.0f);
+  }
+}
+
+template <int M>
+void Panels(const Problem& p, int64_t first, int64_t last) {
+  for (int64_t panel = first; panel < last; ++panel) {
+    if (FullWidth(*p.layout, panel))
+      Panel<M>(p, panel);
+    else
+      PanelRangeGeneric(p, panel, panel + 1);
+  }
+}
+
+__m256i TailMask(int64_t lanes) {
+  const __m256i index = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(lanes)), index);
+}
+
+template <int M>
+void ColumnChunk(const Problem& p, int64_t j0, int64_t width) {
+  const int64_t k = p.layout->k, n = p.layout->n;
+  alignas(32) float acc[M][kColumnChunk];
+  const int64_t vectors = width / 8;
+  const int64_t tail = width - vectors * 8;
+  const __m256i tail_mask = TailMask(tail);
+  const __m256i all = TailMask(8);
+  // Whole vectors are zeroed: the tail vector's unused lanes are summed too
+  // (of zeros loaded under the mask) and never written out.
+  for (int r = 0; r < M; ++r) std::fill(acc[r], acc[r] + (vectors + (tail > 0)) * 8, 0.0f);
+  const int64_t count = vectors + (tail > 0);
+  int64_t kk = 0;
+  for (; kk + 4 <= k; kk += 4) {
+    const float* w0 = p.weights + kk * n + j0;
+    const float* w1 = w0 + n;
+    const float* w2 = w1 + n;
+    const float* w3 = w2 + n;
+    for (int64_t v = 0; v < count; ++v) {
+      const __m256i mask = v == vectors ? tail_mask : all;
+      const int64_t j = v * 8;
+      const __m256 b0 = _mm256_maskload_ps(w0 + j, mask), b1 = _mm256_maskload_ps(w1 + j, mask);
+      const __m256 b2 = _mm256_maskload_ps(w2 + j, mask), b3 = _mm256_maskload_ps(w3 + j, mask);
+      for (int r = 0; r < M; ++r) {
+        const float* x = p.a + r * k + kk;
+        __m256 s = _mm256_load_ps(acc[r] + j);
+        s = _mm256_fmadd_ps(_mm256_broadcast_ss(x), b0, s);
+        s = _mm256_fmadd_ps(_mm256_broadcast_ss(x + 1), b1, s);
+        s = _mm256_fmadd_ps(_mm256_broadcast_ss(x + 2), b2, s);
+        s = _mm256_fmadd_ps(_mm256_broadcast_ss(x + 3), b3, s);
+        _mm256_store_ps(acc[r] + j, s);
+      }
+    }
+  }
+  for (; kk < k; ++kk) {
+    const float* w0 = p.weights + kk * n + j0;
+    for (int r = 0; r < M; ++r) {
+      const __m256 x = _mm256_set1_ps(p.a[r * k + kk]);
+      for (int64_t v = 0; v < count; ++v) {
+        const __m256i mask = v == vectors ? tail_mask : all;
+        const int64_t j = v * 8;
+        _mm256_store_ps(acc[r] + j, _mm256_fmadd_ps(x, _mm256_maskload_ps(w0 + j, mask), _mm256_load_ps(acc[r] + j)));
+      }
+    }
+  }
+  for (int r = 0; r < M; ++r)
+    for (int64_t j = 0; j < width; ++j)
+      p.c[r * n + j0 + j] = acc[r][j] + (p.bias != nullptr ? p.bias[j0 + j] : 0.0f);
+}
+
+template <int M>
+void Columns(const Problem& p, int64_t first, int64_t last) {
+  for (int64_t j0 = first; j0 < last; j0 += kColumnChunk) ColumnChunk<M>(p, j0, std::min(kColumnChunk, last - j0));
+}
+
+}  // namespace
+
+void ColumnRangeAvx2(const Problem& p, int64_t first, int64_t last) {
+  switch (p.m) {
+    case 1: return Columns<1>(p, first, last);
+    case 2: return Columns<2>(p, first, last);
+    case 3: return Columns<3>(p, first, last);
+    case 4: return Columns<4>(p, first, last);
+    default: return ColumnRangeGeneric(p, first, last);
+  }
+}
+
+void PanelRangeAvx2(const Problem& p, int64_t first, int64_t last) {
+  switch (p.m) {
+    case 1: return Panels<1>(p, first, last);
+    case 2: return Panels<2>(p, first, last);
+    case 3: return Panels<3>(p, first, last);
+    case 4: return Panels<4>(p, first, last);
+    default: return PanelRangeGeneric(p, first, last);
+  }
+}
+
+}  // namespace attune::gemv_weights_detail
