@@ -15,6 +15,12 @@ usage: /usr/bin/python3 models/gen/bench_models.py --out DIR [--only NAME ...] [
   hf_gpt2_decode.onnx            the same weights with past_key_values.N.key/value in, present out
   inputs_hf_gpt2_prefill_T<T>/   batch 1, T in 128 512, attention_mask all ones
   inputs_hf_gpt2_decode_P<P>/    one new token after a real prefill of P tokens, P in 127 511
+  hf_llama_prefill.onnx          LLaMA in Hugging Face's form (hf_llama.py: RMSNorm, rotary embeddings,
+                                 repeat_kv, SwiGLU, untied lm_head, the _update_causal_mask 4-D mask with
+                                 the attention_mask padding by ScatterND) at TinyLlama's width: d_model
+                                 2048, 32 heads, 4 K/V heads of 64, MLP 5632, vocab 32000, 4 layers
+  hf_llama_decode.onnx           the same weights with past_key_values.N.key/value (B, 4, past, 64) in
+  inputs_hf_llama_*/, expected_hf_llama_*/  as for hf_gpt2
   inputs_<model>_T<T>/<name>.npy batch 1, T in 128 512 1024 2048 4096 (gpt2_small <= 1024)
   expected_<model>_T128/<name>.npy  PyTorch outputs at T = 128
 --verify runs ort-run: ORT(mha_causal_768) vs PyTorch, and ORT(ort_fused) vs ORT(unfused),
@@ -38,6 +44,7 @@ from export import save_npys, torch_export, torch_outputs  # noqa: E402
 from catalog_hf import past_names, present_names, tie_lm_head  # noqa: E402
 from gpt import GPT  # noqa: E402
 from hf_gpt2 import GPT2LMHeadModel  # noqa: E402
+from hf_llama import LlamaForCausalLM  # noqa: E402
 from spec import SEQ  # noqa: E402
 
 LENGTHS = (128, 512, 1024, 2048, 4096)
@@ -77,24 +84,47 @@ def write_hf_gpt2(out):
     """Prefill and decode graphs of one GPT-2-small in Hugging Face's form."""
     torch.manual_seed(125)
     module = GPT2LMHeadModel(50257, 768, 12, 12, 1024).eval()
-    KV_IN, KV_OUT = past_names(12), present_names(12)
-    prefill = lambda rng, t: {"input_ids": rng.randint(0, 50257, size=(1, t)).astype(np.int64),
+    write_hf_decoder(out, "hf_gpt2", module, 50257, 12, tie_lm_head)
+
+
+def write_hf_llama(out):
+    """Prefill and decode graphs of a 4-layer LLaMA of TinyLlama's width in Hugging Face's form:
+    d_model 2048, 32 query heads and 4 K/V heads of 64, SwiGLU 5632, vocab 32000, rope theta 10000,
+    RMSNorm eps 1e-5, untied lm_head; weights N(0, 0.02), norms ones (as Hugging Face initialises)."""
+    torch.manual_seed(126)
+    module = gpt2_init(LlamaForCausalLM(32000, 2048, 32, 4, 4, 5632, theta=10000.0, eps=1e-5)).eval()
+    write_hf_decoder(out, "hf_llama", module, 32000, 4, checked_save)
+
+
+def checked_save(model, path):
+    onnx.checker.check_model(model, full_check=True)
+    onnx.save_model(model, path)
+
+
+def write_hf_decoder(out, name, module, vocab, layers, save):
+    """<name>_prefill.onnx (input_ids, attention_mask in; logits, present.N.key/value out) and
+    <name>_decode.onnx (past_key_values.N.key/value in too) of one module, saved by save(model, path);
+    inputs at T 128 and 512 and after prefixes of 127 and 511 tokens, PyTorch logits at T 128 and
+    past 127."""
+    KV_IN, KV_OUT = past_names(layers), present_names(layers)
+    prefill = lambda rng, t: {"input_ids": rng.randint(0, vocab, size=(1, t)).astype(np.int64),
                               "attention_mask": np.ones((1, t), dtype=np.int64)}
     feeds = prefill(np.random.RandomState(128), 128)
     axes = {"input_ids": SEQ, "attention_mask": SEQ, "logits": SEQ}
     axes.update({n: {0: "batch", 2: "seq"} for n in KV_OUT})
     model = torch_export(module, feeds, ["input_ids", "attention_mask"], ["logits"] + KV_OUT, axes, 17)
-    tie_lm_head(model, os.path.join(out, "hf_gpt2_prefill.onnx"))
-    write_inputs(out, "hf_gpt2_prefill", prefill, (128, 512))
-    save_npys(os.path.join(out, "expected_hf_gpt2_prefill_T128"),
+    save(model, os.path.join(out, f"{name}_prefill.onnx"))
+    del model
+    write_inputs(out, f"{name}_prefill", prefill, (128, 512))
+    save_npys(os.path.join(out, f"expected_{name}_prefill_T128"),
               torch_outputs(module, feeds, ["input_ids", "attention_mask"], ["logits"]))
-    print("wrote hf_gpt2_prefill.onnx", flush=True)
+    print(f"wrote {name}_prefill.onnx", flush=True)
 
     def decode(rng, past):
         prefix = prefill(rng, past)
         with torch.no_grad():
             presents = module(torch.from_numpy(prefix["input_ids"]), torch.from_numpy(prefix["attention_mask"]))[1:]
-        step = {"input_ids": rng.randint(0, 50257, size=(1, 1)).astype(np.int64),
+        step = {"input_ids": rng.randint(0, vocab, size=(1, 1)).astype(np.int64),
                 "attention_mask": np.ones((1, past + 1), dtype=np.int64)}
         step.update({n: t.numpy().copy() for n, t in zip(KV_IN, presents)})
         return step
@@ -105,14 +135,15 @@ def write_hf_gpt2(out):
     axes.update({n: {0: "batch", 2: "total_seq"} for n in KV_OUT})
     sample = decode(np.random.RandomState(7), 7)
     model = torch_export(module, sample, names, ["logits"] + KV_OUT, axes, 17)
-    tie_lm_head(model, os.path.join(out, "hf_gpt2_decode.onnx"))
+    save(model, os.path.join(out, f"{name}_decode.onnx"))
+    del model
     for past in (127, 511):
         step = decode(np.random.RandomState(past), past)
-        save_npys(os.path.join(out, f"inputs_hf_gpt2_decode_P{past}"), step)
+        save_npys(os.path.join(out, f"inputs_{name}_decode_P{past}"), step)
         if past == 127:
-            save_npys(os.path.join(out, "expected_hf_gpt2_decode_P127"),
+            save_npys(os.path.join(out, f"expected_{name}_decode_P127"),
                       torch_outputs(module, step, names, ["logits"]))
-    print("wrote hf_gpt2_decode.onnx", flush=True)
+    print(f"wrote {name}_decode.onnx", flush=True)
 
 
 def write_inputs(out, name, make, lengths):
@@ -153,7 +184,8 @@ def verify(out):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True)
-    ap.add_argument("--only", nargs="*", choices=["mha", "gpt2", "hf_gpt2"], default=["mha", "gpt2", "hf_gpt2"])
+    ap.add_argument("--only", nargs="*", choices=["mha", "gpt2", "hf_gpt2", "hf_llama"],
+                    default=["mha", "gpt2", "hf_gpt2", "hf_llama"])
     ap.add_argument("--verify", action="store_true")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
@@ -170,6 +202,8 @@ def main():
                           ids_inputs(50257), [t for t in LENGTHS if t <= 1024])
     if "hf_gpt2" in args.only:
         write_hf_gpt2(args.out)
+    if "hf_llama" in args.only:
+        write_hf_llama(args.out)
     if args.verify and "mha" in args.only and not verify(args.out):
         sys.exit("verification failed")
 

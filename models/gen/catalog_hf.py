@@ -1,6 +1,7 @@
 """Models in Hugging Face's form, each with an attention_mask input and one batch row left-padded:
 GPT-2 (hf_gpt2.py), a prefill graph and a decode graph with past_key_values; one LLaMA attention
-block with the 4-D mask of _update_causal_mask (hf_llama.py)."""
+block with the 4-D mask of _update_causal_mask, and the whole LLaMA decoder (RMSNorm, rotary
+embeddings, grouped K/V heads, SwiGLU) as a prefill and a decode graph (hf_llama.py)."""
 import numpy as np
 import onnx
 import torch
@@ -118,6 +119,20 @@ def pos_decode_inputs(module, rng):
     return feeds
 
 
+LLAMA_KV_HEADS, LLAMA_FF = 2, 176
+LLAMA_HEAD_DIM = D_MODEL // HEADS
+LLAMA_SHAPE = (f"LLaMA as Hugging Face writes it (modeling_llama, eager, legacy tuple cache): vocab {VOCAB}, "
+               f"d_model {D_MODEL}, {HEADS} query heads and {LLAMA_KV_HEADS} K/V heads of {LLAMA_HEAD_DIM}, "
+               f"{LAYERS} layers, SwiGLU MLP {LLAMA_FF}, untied lm_head; RMSNorm, rotary embeddings "
+               "(inv_freq @ position_ids, cat(freqs, freqs), rotate_half by slices), repeat_kv by expand + "
+               "reshape, scores / sqrt(head_dim) + the _update_causal_mask 4-D mask (triu(finfo.min) times "
+               "arange > cache_position, padding by ScatterND) sliced to the key length, float32 softmax")
+
+
+def build_llama():
+    return hf_llama.LlamaForCausalLM(VOCAB, D_MODEL, HEADS, LLAMA_KV_HEADS, LAYERS, LLAMA_FF)
+
+
 AXES = {"input_ids": {0: "batch", 1: "seq"}, "logits": {0: "batch", 1: "seq"}}
 PREFILL_AXES = dict(AXES, attention_mask={0: "batch", 1: "seq"})
 PREFILL_AXES.update({n: {0: "batch", 2: "seq"} for n in KV_OUT})
@@ -127,6 +142,7 @@ DECODE_AXES.update({n: {0: "batch", 2: "total_seq"} for n in KV_OUT})
 POS_PREFILL_AXES = dict(PREFILL_AXES, position_ids={0: "batch", 1: "seq"})
 POS_DECODE_AXES = dict(DECODE_AXES, position_ids={0: "batch", 1: "seq"})
 BLOCKS = [block("causal+padding", HEADS, HEAD_DIM) for _ in range(LAYERS)]
+LLAMA_BLOCKS = [block("causal+padding", HEADS, LLAMA_HEAD_DIM, LLAMA_KV_HEADS) for _ in range(LAYERS)]
 
 SPECS = [
     ModelSpec(name="hf_gpt2_prefill",
@@ -157,6 +173,21 @@ SPECS = [
               dynamic_axes={"x": SEQ, "attention_mask": SEQ, "y": SEQ},
               attention_blocks=[block("causal+padding", HEADS, HEAD_DIM)], expected_fusions=1, seed=43),
 
+    ModelSpec(name="hf_llama_prefill",
+              description=f"{LLAMA_SHAPE}. Prefill: input_ids and attention_mask (B, T) in, logits and "
+              f"present.N.key/value (B, {LLAMA_KV_HEADS}, T, {LLAMA_HEAD_DIM}) out. Sample: T {PROMPT}, "
+              f"batch row 1 left-padded by {PAD}.",
+              build=build_llama, make_inputs=prefill_inputs, input_names=["input_ids", "attention_mask"],
+              output_names=["logits"] + KV_OUT, dynamic_axes=PREFILL_AXES, attention_blocks=LLAMA_BLOCKS,
+              expected_fusions=LAYERS, seed=45),
+    ModelSpec(name="hf_llama_decode",
+              description=f"{LLAMA_SHAPE}. Decode: input_ids (B, T), attention_mask (B, past+T) and "
+              f"past_key_values.N.key/value (B, {LLAMA_KV_HEADS}, past, {LLAMA_HEAD_DIM}) in, logits and "
+              f"present.N.key/value (B, {LLAMA_KV_HEADS}, past+T, {LLAMA_HEAD_DIM}) out. Sample: past "
+              f"{PAST} (the presents of a real prefix), T {NEW}, batch row 1 left-padded by {PAD}.",
+              build=build_llama, make_inputs=decode_inputs, input_names=["input_ids", "attention_mask"] + KV_IN,
+              output_names=["logits"] + KV_OUT, dynamic_axes=DECODE_AXES, attention_blocks=LLAMA_BLOCKS,
+              expected_fusions=LAYERS, seed=46, extra={"past_length": PAST}),
 
     # A matched pair (one seed, the same weights) with a position_ids input, for generation:
     # attune generate hf_gpt2_pos_prefill/model.onnx --decode-model hf_gpt2_pos_decode/model.onnx
