@@ -1,5 +1,6 @@
 #include "ops/attention/nonfinite.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -125,7 +126,9 @@ void PropagateNonFinite(const AttentionArgs& a) {
               if (!ReachesSoftmax(a, b, i, j, bias)) continue;
               const double score = Score(a, b, h, kvh, i, j);
               nan_row = NanScore(score);
-              if (seen && score == -std::numeric_limits<double>::infinity()) neg_inf[j] = true;
+              // A -inf score counts wherever it reaches the softmax: behind an
+              // additive finite mask a hidden key's score + fill is -inf too.
+              if (score == -std::numeric_limits<double>::infinity()) neg_inf[j] = true;
               else finite_seen |= seen;
             }
           }
@@ -139,7 +142,8 @@ void PropagateNonFinite(const AttentionArgs& a) {
             FillRow(a, b, h, i);
             continue;
           }
-          const bool all_neg_inf = !nan_row && !neg_inf.empty() && sees_some && !finite_seen;
+          const bool all_neg_inf =
+              !nan_row && std::find(neg_inf.begin(), neg_inf.end(), true) != neg_inf.end() && !finite_seen;
           if (all_neg_inf) WriteMaskedRow(a, b, h, i, &neg_inf);
           if (nan_row) std::fill(y, y + a.v_head_dim, 0.0f);  // behind the guard: every weight 0
           // V: the weight each key gets in this row decides what a non-finite entry gives.

@@ -5,7 +5,6 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <map>
 
 #include "absl/strings/match.h"
 #include "engine/exec/plan_evaluator.h"
@@ -178,32 +177,15 @@ TEST_P(ModelFusionTest, FusionIsIdempotentAndLeavesNoDeadNodes) {
   EXPECT_EQ(fused.graph->RemoveDeadNodes(), 0);
 }
 
-// Models whose fusions verify mode undoes for a known mismatch in the fused op's non-finite
-// rules, with the case: the fusions stay measured, and the entry must go once they hold.
-const std::map<std::string, std::string>& KnownVerifyGaps() {
-  static const auto* gaps = new std::map<std::string, std::string>{
-      {"hf_llama_prefill",
-       "an infinite Q entry makes every score of its row -inf (all tokens equal: K's column has one sign); "
-       "the subgraph adds the finite finfo.min fill, so the hidden keys are -inf too and the softmax gives "
-       "NaN, while the fused op marks only the seen keys -inf and gives the row the uniform weights of the "
-       "hidden ones (ops/attention/nonfinite.cc, PropagateNonFinite)"}};
-  return *gaps;
-}
-
 TEST_P(ModelFusionTest, VerifyModeMeasuresEveryFusion) {
   const fs::path dir = GetParam();
   Optimised fused = Optimise(dir, true, /*verify=*/true);
   ASSERT_NE(fused.graph, nullptr);
-  const auto gap = KnownVerifyGaps().find(dir.filename().string());
-  int undone = 0;
   for (const FusionRecord& f : fused.report.fusions) {
     ASSERT_TRUE(f.verify_max_abs_error.has_value()) << f.node;
     EXPECT_LE(*f.verify_max_abs_error, 1e-4) << f.node;
-    undone += f.undone;
-    if (gap == KnownVerifyGaps().end()) EXPECT_FALSE(f.undone);
+    EXPECT_FALSE(f.undone);
   }
-  if (gap != KnownVerifyGaps().end())
-    EXPECT_GT(undone, 0) << "remove " << gap->first << " from KnownVerifyGaps (" << gap->second << ")";
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, ModelFusionTest, ::testing::ValuesIn(ModelDirs()),
