@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/memory/buffer_pool.h"
+#include "ops/common/team_monitor.h"
 
 namespace attune {
 
@@ -43,7 +44,7 @@ absl::StatusOr<Tensor*> KernelContext::Allocate(int i, ElementType type, std::ve
 }
 
 int KernelContext::threads() const {
-  return options_->threads > 0 ? options_->threads : omp_get_max_threads();
+  return EffectiveThreads(options_->threads > 0 ? options_->threads : omp_get_max_threads());
 }
 
 }  // namespace attune

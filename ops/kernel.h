@@ -88,6 +88,7 @@ class KernelContext {
     return Tensor::CreateUninitialized(type, std::move(shape), options_->max_tensor_bytes);
   }
 
+  /// The session's team size, or 1 while workers start late (team_monitor.h).
   int threads() const;
   const ExecOptions& options() const { return *options_; }
 

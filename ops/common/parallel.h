@@ -2,7 +2,10 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
+
+#include "ops/common/team_monitor.h"
 
 namespace attune {
 
@@ -15,12 +18,31 @@ inline constexpr int64_t kCostlyOpGrain = int64_t{1} << 12;
 /// Calls fn(begin, end) on disjoint contiguous ranges covering [0, total), at
 /// most `threads` of them and each at least `grain` long, in parallel when
 /// there is more than one. fn must be safe to call concurrently.
+/// Each region reports how late its workers started (team_monitor.h), and
+/// the team shrinks to the calling thread while they start late.
 template <typename Fn>
 void ParallelForRange(int64_t total, int64_t grain, int threads, const Fn& fn) {
   if (total <= 0) return;
-  const int64_t chunks = std::clamp<int64_t>(total / std::max<int64_t>(grain, 1), 1, std::max(threads, 1));
-#pragma omp parallel for num_threads(static_cast<int>(chunks)) schedule(static) if (chunks > 1)
-  for (int64_t c = 0; c < chunks; ++c) fn(total * c / chunks, total * (c + 1) / chunks);
+  const int64_t chunks =
+      std::clamp<int64_t>(total / std::max<int64_t>(grain, 1), 1, std::max(EffectiveThreads(threads), 1));
+  if (chunks == 1) {
+    fn(0, total);
+    return;
+  }
+  const int64_t fork_ns = MonitorNowNs();
+  std::atomic<int64_t> latest_start_ns{fork_ns};
+#pragma omp parallel for num_threads(static_cast<int>(chunks)) schedule(static)
+  for (int64_t c = 0; c < chunks; ++c) {
+    // With one chunk per thread, chunk c > 0 is a worker's first work.
+    if (c > 0) {
+      const int64_t now = MonitorNowNs();
+      int64_t seen = latest_start_ns.load(std::memory_order_relaxed);
+      while (now > seen && !latest_start_ns.compare_exchange_weak(seen, now, std::memory_order_relaxed)) {
+      }
+    }
+    fn(total * c / chunks, total * (c + 1) / chunks);
+  }
+  ReportWorkerStartLag(latest_start_ns.load(std::memory_order_relaxed) - fork_ns);
 }
 
 }  // namespace attune

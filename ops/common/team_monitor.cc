@@ -1,0 +1,46 @@
+#include "ops/common/team_monitor.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+
+namespace attune {
+namespace {
+
+// One-thread pause after the first stall, and the longest it doubles to:
+// short enough that a machine that quiets down gets its threads back within
+// a second or two, long enough that probing costs a small share of the runs.
+constexpr int64_t kFirstPauseNs = 50'000'000;
+constexpr int64_t kLongestPauseNs = 2'000'000'000;
+
+std::atomic<int64_t> solo_until_ns{0};
+std::atomic<int64_t> pause_ns{kFirstPauseNs};
+
+}  // namespace
+
+int64_t MonitorNowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+int EffectiveThreads(int threads) {
+  if (threads <= 1) return threads;
+  return MonitorNowNs() < solo_until_ns.load(std::memory_order_relaxed) ? 1 : threads;
+}
+
+void ReportWorkerStartLag(int64_t lag_ns) {
+  if (lag_ns <= kLateWorkerStartNs) {
+    pause_ns.store(kFirstPauseNs, std::memory_order_relaxed);
+    return;
+  }
+  const int64_t pause = pause_ns.load(std::memory_order_relaxed);
+  solo_until_ns.store(MonitorNowNs() + pause, std::memory_order_relaxed);
+  pause_ns.store(std::min(2 * pause, kLongestPauseNs), std::memory_order_relaxed);
+}
+
+void ResetTeamMonitor() {
+  solo_until_ns.store(0, std::memory_order_relaxed);
+  pause_ns.store(kFirstPauseNs, std::memory_order_relaxed);
+}
+
+}  // namespace attune

@@ -1,0 +1,82 @@
+// A late worker start sends runs to one thread for a pause that doubles while
+// stalls go on and resets after a region whose workers started on time; while
+// paused, ParallelForRange runs everything on the calling thread.
+#include "ops/common/team_monitor.h"
+
+#include <omp.h>
+
+#include <chrono>
+#include <thread>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "ops/common/parallel.h"
+
+namespace attune {
+namespace {
+
+class TeamMonitorTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ResetTeamMonitor(); }
+  void TearDown() override { ResetTeamMonitor(); }
+};
+
+// Runs `check` unless more than `budget_ms` passed since `start`: a test
+// machine that stalls that long cannot tell a pause from its end.
+template <typename Fn>
+void WithinMs(int64_t start_ns, int64_t budget_ms, const Fn& check) {
+  if (MonitorNowNs() - start_ns < budget_ms * 1'000'000) check();
+}
+
+TEST_F(TeamMonitorTest, StallPausesThreadsAndThePauseDoubles) {
+  EXPECT_EQ(EffectiveThreads(2), 2);
+  EXPECT_EQ(EffectiveThreads(1), 1);
+  EXPECT_EQ(EffectiveThreads(0), 0);  // "all cores" is left to the caller
+
+  int64_t t0 = MonitorNowNs();
+  ReportWorkerStartLag(kLateWorkerStartNs + 1);
+  WithinMs(t0, 40, [] { EXPECT_EQ(EffectiveThreads(4), 1); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  EXPECT_EQ(EffectiveThreads(4), 4);  // the first pause is 50 ms
+
+  t0 = MonitorNowNs();
+  ReportWorkerStartLag(kLateWorkerStartNs * 10);  // a second stall: 100 ms
+  std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  WithinMs(t0, 90, [] { EXPECT_EQ(EffectiveThreads(4), 1); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  EXPECT_EQ(EffectiveThreads(4), 4);
+
+  ReportWorkerStartLag(1000);  // on time: the next stall pauses 50 ms again
+  t0 = MonitorNowNs();
+  ReportWorkerStartLag(kLateWorkerStartNs + 1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  EXPECT_EQ(EffectiveThreads(4), 4);
+}
+
+TEST_F(TeamMonitorTest, PausedRangesRunOnTheCallingThread) {
+  ReportWorkerStartLag(kLateWorkerStartNs + 1);
+  const int64_t t0 = MonitorNowNs();
+  std::vector<std::pair<int64_t, int64_t>> calls;
+  bool in_parallel = true;
+  ParallelForRange(1000, 1, 2, [&](int64_t begin, int64_t end) {
+    calls.push_back({begin, end});
+    in_parallel = omp_in_parallel() != 0;
+  });
+  WithinMs(t0, 40, [&] {
+    ASSERT_EQ(calls.size(), 1u);
+    EXPECT_EQ(calls[0].first, 0);
+    EXPECT_EQ(calls[0].second, 1000);
+    EXPECT_FALSE(in_parallel);
+  });
+}
+
+TEST_F(TeamMonitorTest, RangesCoverEverythingOnTwoThreads) {
+  std::vector<int> hits(1000, 0);
+  ParallelForRange(1000, 1, 2, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) ++hits[i];
+  });
+  for (int h : hits) EXPECT_EQ(h, 1);
+}
+
+}  // namespace
+}  // namespace attune
