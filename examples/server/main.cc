@@ -75,10 +75,14 @@ int main(int argc, char** argv) {
   }
   const int workers = argc == 5 ? std::max(1, std::atoi(argv[4])) : 4;
 
-  // Each Run uses a team of OpenMP threads; with several workers, one thread
-  // per run keeps the machine from being oversubscribed.
+  // Each Run uses a team of OpenMP threads. Workers × threads should not
+  // exceed the cores: a team waits for its slowest thread, so oversubscribed
+  // teams stall (Attune then drops to one thread per run for a while, see the
+  // README's Threading section). With as many workers as cores, one thread per
+  // run; with fewer workers, the cores shared out between them.
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   attune::SessionOptions options;
-  options.threads = 1;
+  options.threads = std::max(1, cores / workers);
   auto session = attune::Session::Create(argv[1], options);
   if (!session.ok()) return std::fprintf(stderr, "%s\n", session.status().ToString().c_str()), 1;
   if (!fs::is_directory(argv[2])) return std::fprintf(stderr, "%s is not a folder\n", argv[2]), 1;
