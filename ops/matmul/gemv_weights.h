@@ -6,9 +6,10 @@
 //   panels of 64 columns, each a contiguous run of K blocks of 16 rows × 64
 //   columns): a panel streams into registers holding its 64 outputs per row;
 // - a dense row-major matrix used in place: a thread takes a range of columns
-//   and streams four rows at a time through sums kept in L1.
+//   and streams the rows in address order through sums kept in L1.
 // Threads take disjoint ranges; the sum over K runs in order, so results do
-// not depend on the thread count.
+// not depend on the thread count. The SIMD variants use ymm registers on
+// AVX2 and AVX-512 machines alike (gemv_weights.cc says why).
 #pragma once
 
 #include <cstdint>
@@ -63,7 +64,6 @@ using PanelRangeFn = void (*)(const Problem& p, int64_t first, int64_t last);
 
 void PanelRangeGeneric(const Problem& p, int64_t first, int64_t last);
 void PanelRangeAvx2(const Problem& p, int64_t first, int64_t last);
-void PanelRangeAvx512(const Problem& p, int64_t first, int64_t last);
 
 /// Computes output columns [first, last) of a row-major product (`layout`
 /// holds only k and n).
@@ -71,7 +71,6 @@ using ColumnRangeFn = void (*)(const Problem& p, int64_t first, int64_t last);
 
 void ColumnRangeGeneric(const Problem& p, int64_t first, int64_t last);
 void ColumnRangeAvx2(const Problem& p, int64_t first, int64_t last);
-void ColumnRangeAvx512(const Problem& p, int64_t first, int64_t last);
 
 /// Columns one pass of a row-major product sums at a time: whole rows of
 /// transformer-sized matrices (d_model up to 4096), so a thread reads its

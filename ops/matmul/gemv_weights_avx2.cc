@@ -1,8 +1,8 @@
 // The weight GEMVs with ymm registers. Panels: a row's 64 outputs of one panel
 // are eight accumulators; weights are read as FMA memory operands, so one row
 // needs nine of the sixteen registers, and more rows spill accumulators to L1,
-// which costs nothing next to streaming the panel from memory. Row-major: four
-// weight rows at a time update sums held in L1.
+// which costs nothing next to streaming the panel from memory. Row-major: the
+// weight rows stream in address order through sums held in L1.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -65,42 +65,23 @@ void ColumnChunk(const Problem& p, int64_t j0, int64_t width) {
   const int64_t vectors = width / 8;
   const int64_t tail = width - vectors * 8;
   const __m256i tail_mask = TailMask(tail);
-  const __m256i all = TailMask(8);
+  const int64_t count = vectors + (tail > 0);
   // Whole vectors are zeroed: the tail vector's unused lanes are summed too
   // (of zeros loaded under the mask) and never written out.
-  for (int r = 0; r < M; ++r) std::fill(acc[r], acc[r] + (vectors + (tail > 0)) * 8, 0.0f);
-  const int64_t count = vectors + (tail > 0);
-  int64_t kk = 0;
-  for (; kk + 4 <= k; kk += 4) {
-    const float* w0 = p.weights + kk * n + j0;
-    const float* w1 = w0 + n;
-    const float* w2 = w1 + n;
-    const float* w3 = w2 + n;
-    for (int64_t v = 0; v < count; ++v) {
-      const __m256i mask = v == vectors ? tail_mask : all;
-      const int64_t j = v * 8;
-      const __m256 b0 = _mm256_maskload_ps(w0 + j, mask), b1 = _mm256_maskload_ps(w1 + j, mask);
-      const __m256 b2 = _mm256_maskload_ps(w2 + j, mask), b3 = _mm256_maskload_ps(w3 + j, mask);
-      for (int r = 0; r < M; ++r) {
-        const float* x = p.a + r * k + kk;
-        __m256 s = _mm256_load_ps(acc[r] + j);
-        s = _mm256_fmadd_ps(_mm256_broadcast_ss(x), b0, s);
-        s = _mm256_fmadd_ps(_mm256_broadcast_ss(x + 1), b1, s);
-        s = _mm256_fmadd_ps(_mm256_broadcast_ss(x + 2), b2, s);
-        s = _mm256_fmadd_ps(_mm256_broadcast_ss(x + 3), b3, s);
-        _mm256_store_ps(acc[r] + j, s);
-      }
+  for (int r = 0; r < M; ++r) std::fill(acc[r], acc[r] + count * 8, 0.0f);
+  for (int64_t kk = 0; kk < k; ++kk) {
+    const float* w = p.weights + kk * n + j0;
+    for (int64_t j = 0; j < vectors * 8; j += 8) {
+      const __m256 b = _mm256_loadu_ps(w + j);
+      for (int r = 0; r < M; ++r)
+        _mm256_store_ps(acc[r] + j, _mm256_fmadd_ps(_mm256_broadcast_ss(p.a + r * k + kk), b, _mm256_load_ps(acc[r] + j)));
     }
-  }
-  for (; kk < k; ++kk) {
-    const float* w0 = p.weights + kk * n + j0;
-    for (int r = 0; r < M; ++r) {
-      const __m256 x = _mm256_set1_ps(p.a[r * k + kk]);
-      for (int64_t v = 0; v < count; ++v) {
-        const __m256i mask = v == vectors ? tail_mask : all;
-        const int64_t j = v * 8;
-        _mm256_store_ps(acc[r] + j, _mm256_fmadd_ps(x, _mm256_maskload_ps(w0 + j, mask), _mm256_load_ps(acc[r] + j)));
-      }
+    if (tail > 0) {
+      // Masked loads are slow on some cores (AMD's vmaskmovps): the tail only.
+      const int64_t j = vectors * 8;
+      const __m256 b = _mm256_maskload_ps(w + j, tail_mask);
+      for (int r = 0; r < M; ++r)
+        _mm256_store_ps(acc[r] + j, _mm256_fmadd_ps(_mm256_broadcast_ss(p.a + r * k + kk), b, _mm256_load_ps(acc[r] + j)));
     }
   }
   for (int r = 0; r < M; ++r)
