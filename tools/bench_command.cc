@@ -12,6 +12,7 @@
 #include "core/common/status_macros.h"
 #include "engine/session_access.h"
 #include "nlohmann/json.hpp"
+#include "ops/common/team_monitor.h"
 #include "tools/bench_inputs.h"
 #include "tools/command_common.h"
 #include "tools/commands.h"
@@ -34,7 +35,7 @@ constexpr char kUsage[] =
     "  --iterations K           timed runs (default 20)\n"
     "  --seconds S              time runs for S seconds instead of a fixed count\n"
     "  --json                   print one JSON object: median_ms, min_ms, max_ms, p90_ms, p99_ms, load_ms,\n"
-    "                           gflop, weight_mb, fused_attention, latencies_ms, ... (see the README)\n"
+    "                           gflop, weight_mb, fused_attention, team_stalls, latencies_ms, ... (see the README)\n"
     "  --profile FILE           write a Chrome trace (chrome://tracing, Perfetto) of 3 more runs and\n"
     "                           print the time per op type\n";
 
@@ -93,6 +94,7 @@ absl::Status Bench(const Args& args) {
 
   const bool tty = isatty(STDERR_FILENO) && !args.Has("json");
   std::vector<double> latencies;
+  const int64_t stalls_before = TeamStallCount();
   const auto start = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   const int total = iterations > 0 ? static_cast<int>(iterations) : 0;
@@ -106,6 +108,7 @@ absl::Status Bench(const Args& args) {
                           elapsed());
   }
   if (tty) std::fputs("\n", stderr);
+  const int64_t team_stalls = TeamStallCount() - stalls_before;
   if (warmup == 0) {
     ASSIGN_OR_RETURN(work, CountRunWork(impl, inputs));
   }
@@ -141,6 +144,7 @@ absl::Status Bench(const Args& args) {
                         {"fused_attention", fused_attention},
                         {"gflop", work.flop / 1e9},
                         {"weight_mb", work.weight_bytes / 1e6},
+                        {"team_stalls", team_stalls},
                         {"latencies_ms", latencies}};
     std::printf("%s\n", j.dump().c_str());
     return absl::OkStatus();
@@ -155,6 +159,9 @@ absl::Status Bench(const Args& args) {
   std::printf("load        %.1f ms   fused attention %lld\n", load_ms, static_cast<long long>(fused_attention));
   std::printf("work        %.4g GFLOP per run (%.4g GFLOP/s at the median)   weights read %.4g MB\n",
               work.flop / 1e9, median > 0 ? work.flop / 1e6 / median : 0.0, work.weight_bytes / 1e6);
+  if (team_stalls > 0)
+    std::printf("team        %lld stalls: workers started late (a busy core?); runs used one thread after each\n",
+                static_cast<long long>(team_stalls));
   return absl::OkStatus();
 }
 

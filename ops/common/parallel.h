@@ -2,7 +2,6 @@
 #pragma once
 
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
 
 #include "ops/common/team_monitor.h"
@@ -29,20 +28,12 @@ void ParallelForRange(int64_t total, int64_t grain, int threads, const Fn& fn) {
     fn(0, total);
     return;
   }
-  const int64_t fork_ns = MonitorNowNs();
-  std::atomic<int64_t> latest_start_ns{fork_ns};
+  WorkerStartProbe probe;
 #pragma omp parallel for num_threads(static_cast<int>(chunks)) schedule(static)
   for (int64_t c = 0; c < chunks; ++c) {
-    // With one chunk per thread, chunk c > 0 is a worker's first work.
-    if (c > 0) {
-      const int64_t now = MonitorNowNs();
-      int64_t seen = latest_start_ns.load(std::memory_order_relaxed);
-      while (now > seen && !latest_start_ns.compare_exchange_weak(seen, now, std::memory_order_relaxed)) {
-      }
-    }
+    if (c > 0) probe.Arrive();  // with one chunk per thread, chunk c > 0 is a worker's first work
     fn(total * c / chunks, total * (c + 1) / chunks);
   }
-  ReportWorkerStartLag(latest_start_ns.load(std::memory_order_relaxed) - fork_ns);
 }
 
 }  // namespace attune

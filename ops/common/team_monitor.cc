@@ -12,9 +12,15 @@ namespace {
 // a second or two, long enough that probing costs a small share of the runs.
 constexpr int64_t kFirstPauseNs = 50'000'000;
 constexpr int64_t kLongestPauseNs = 2'000'000'000;
+// Stall-free time after which the pause starts short again. One on-time
+// region proves little: with a core busy, most regions still start on time
+// between the scheduler's slices, and a short pause would keep probing.
+constexpr int64_t kQuietResetNs = 10'000'000'000;
 
 std::atomic<int64_t> solo_until_ns{0};
 std::atomic<int64_t> pause_ns{kFirstPauseNs};
+std::atomic<int64_t> last_stall_ns{0};
+std::atomic<int64_t> stalls{0};
 
 }  // namespace
 
@@ -29,17 +35,24 @@ int EffectiveThreads(int threads) {
 }
 
 void ReportWorkerStartLag(int64_t lag_ns) {
+  const int64_t now = MonitorNowNs();
   if (lag_ns <= kLateWorkerStartNs) {
-    pause_ns.store(kFirstPauseNs, std::memory_order_relaxed);
+    if (now - last_stall_ns.load(std::memory_order_relaxed) > kQuietResetNs)
+      pause_ns.store(kFirstPauseNs, std::memory_order_relaxed);
     return;
   }
+  stalls.fetch_add(1, std::memory_order_relaxed);
+  last_stall_ns.store(now, std::memory_order_relaxed);
   const int64_t pause = pause_ns.load(std::memory_order_relaxed);
-  solo_until_ns.store(MonitorNowNs() + pause, std::memory_order_relaxed);
+  solo_until_ns.store(now + pause, std::memory_order_relaxed);
   pause_ns.store(std::min(2 * pause, kLongestPauseNs), std::memory_order_relaxed);
 }
 
+int64_t TeamStallCount() { return stalls.load(std::memory_order_relaxed); }
+
 void ResetTeamMonitor() {
   solo_until_ns.store(0, std::memory_order_relaxed);
+  last_stall_ns.store(0, std::memory_order_relaxed);
   pause_ns.store(kFirstPauseNs, std::memory_order_relaxed);
 }
 

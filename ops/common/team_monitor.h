@@ -5,10 +5,11 @@
 // regions then takes ten times as long as on one thread. Regions report how
 // late their workers started; a late start makes every run use the calling
 // thread alone for a while, after which threads are tried again, the pause
-// doubling while the lateness persists. The state is process-wide: the
-// cores are shared by all sessions of a process alike.
+// doubling with every stall until ten seconds pass without one. The state is
+// process-wide: the cores are shared by all sessions of a process alike.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 
 namespace attune {
@@ -19,12 +20,36 @@ int EffectiveThreads(int threads);
 /// Reports the delay between a region's fork and its latest worker's start.
 void ReportWorkerStartLag(int64_t lag_ns);
 
+/// Steady-clock nanoseconds, the monitor's time base.
+int64_t MonitorNowNs();
+
+/// Measures one parallel region: made before the fork, Arrive() called first
+/// thing by every worker in it, and the lag reported when it goes out of scope.
+class WorkerStartProbe {
+ public:
+  WorkerStartProbe() : fork_ns_(MonitorNowNs()), latest_ns_(fork_ns_) {}
+  ~WorkerStartProbe() { ReportWorkerStartLag(latest_ns_.load(std::memory_order_relaxed) - fork_ns_); }
+  WorkerStartProbe(const WorkerStartProbe&) = delete;
+  WorkerStartProbe& operator=(const WorkerStartProbe&) = delete;
+
+  void Arrive() {
+    const int64_t now = MonitorNowNs();
+    int64_t seen = latest_ns_.load(std::memory_order_relaxed);
+    while (now > seen && !latest_ns_.compare_exchange_weak(seen, now, std::memory_order_relaxed)) {
+    }
+  }
+
+ private:
+  int64_t fork_ns_;
+  std::atomic<int64_t> latest_ns_;
+};
+
 /// Worker start delay above which a region counts as stalled: a sleeping
 /// worker wakes in tens of microseconds, a descheduled one in milliseconds.
 inline constexpr int64_t kLateWorkerStartNs = 250'000;
 
-/// Steady-clock nanoseconds, the monitor's time base.
-int64_t MonitorNowNs();
+/// Stalls reported since the process started (each began a one-thread pause).
+int64_t TeamStallCount();
 
 /// Forgets any stall seen (tests).
 void ResetTeamMonitor();

@@ -1,6 +1,6 @@
-// A late worker start sends runs to one thread for a pause that doubles while
-// stalls go on and resets after a region whose workers started on time; while
-// paused, ParallelForRange runs everything on the calling thread.
+// A late worker start sends runs to one thread for a pause that doubles with
+// every stall (one on-time region does not reset it); a probe reports its
+// latest arrival; while paused, ParallelForRange runs on the calling thread.
 #include "ops/common/team_monitor.h"
 
 #include <omp.h>
@@ -46,11 +46,29 @@ TEST_F(TeamMonitorTest, StallPausesThreadsAndThePauseDoubles) {
   std::this_thread::sleep_for(std::chrono::milliseconds(60));
   EXPECT_EQ(EffectiveThreads(4), 4);
 
-  ReportWorkerStartLag(1000);  // on time: the next stall pauses 50 ms again
+  // One on-time region does not shorten the pause: the third stall pauses 200 ms.
+  ReportWorkerStartLag(1000);
   t0 = MonitorNowNs();
   ReportWorkerStartLag(kLateWorkerStartNs + 1);
-  std::this_thread::sleep_for(std::chrono::milliseconds(60));
-  EXPECT_EQ(EffectiveThreads(4), 4);
+  std::this_thread::sleep_for(std::chrono::milliseconds(120));
+  WithinMs(t0, 190, [] { EXPECT_EQ(EffectiveThreads(4), 1); });
+  EXPECT_EQ(TeamStallCount() >= 3, true);
+}
+
+TEST_F(TeamMonitorTest, ProbeReportsTheLatestArrival) {
+  const int64_t before = TeamStallCount();
+  {
+    WorkerStartProbe probe;
+    probe.Arrive();  // on time
+  }
+  EXPECT_EQ(TeamStallCount(), before);
+  EXPECT_EQ(EffectiveThreads(2), 2);
+  {
+    WorkerStartProbe probe;
+    std::this_thread::sleep_for(std::chrono::nanoseconds(2 * kLateWorkerStartNs));
+    probe.Arrive();  // a worker the scheduler kept waiting
+  }
+  EXPECT_EQ(TeamStallCount(), before + 1);
 }
 
 TEST_F(TeamMonitorTest, PausedRangesRunOnTheCallingThread) {

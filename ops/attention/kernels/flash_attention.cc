@@ -17,6 +17,7 @@
 #include "ops/attention/kernels/attention_mask.h"
 #include "ops/attention/kernels/scratch_buffer.h"
 #include "ops/common/cpu_features.h"
+#include "ops/common/team_monitor.h"
 
 namespace attune::attention {
 namespace {
@@ -104,8 +105,10 @@ absl::Status RunQueryBlocks(const AttentionArgs& a, const FlashKernels& kernels)
   }
   const int64_t pack_rows = a.batch * a.kv_heads * a.kv_len;
   const int64_t n = static_cast<int64_t>(tasks.size());
+  WorkerStartProbe probe;
 #pragma omp parallel num_threads(threads)
   {
+    if (omp_get_thread_num() > 0) probe.Arrive();
     if (pack) {
 #pragma omp for schedule(static)
       for (int64_t r = 0; r < pack_rows; ++r) {
@@ -136,8 +139,10 @@ absl::Status RunDecode(const AttentionArgs& a, const FlashKernels& kernels) {
   if (partial.data() == nullptr) return absl::ResourceExhaustedError("attention: cannot allocate decode scratch");
   const float log2_scale = a.scale * kLog2e;
   const int threads = static_cast<int>(std::min<int64_t>(team, std::max<int64_t>(n, a.batch * a.q_heads)));
+  WorkerStartProbe probe;
 #pragma omp parallel num_threads(threads)
   {
+    if (omp_get_thread_num() > 0) probe.Arrive();
 #pragma omp for schedule(dynamic, 1)
     for (int64_t t = 0; t < n; ++t) {
       DecodeTask task;
