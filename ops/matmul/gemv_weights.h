@@ -6,7 +6,7 @@
 //   panels of 64 columns, each a contiguous run of K blocks of 16 rows × 64
 //   columns): a panel streams into registers holding its 64 outputs per row;
 // - a dense row-major matrix used in place: a thread takes a range of columns
-//   and streams the rows in address order through sums kept in L1.
+//   and streams the rows in address order, summing into its columns of C.
 // Threads take disjoint ranges; the sum over K runs in order, so results do
 // not depend on the thread count. The SIMD variants use ymm registers on
 // AVX2 and AVX-512 machines alike (gemv_weights.cc says why).
@@ -72,10 +72,6 @@ using ColumnRangeFn = void (*)(const Problem& p, int64_t first, int64_t last);
 void ColumnRangeGeneric(const Problem& p, int64_t first, int64_t last);
 void ColumnRangeAvx2(const Problem& p, int64_t first, int64_t last);
 
-/// Columns one pass of a row-major product sums at a time: whole rows of
-/// transformer-sized matrices (d_model up to 4096), so a thread reads its
-/// weights in address order; one row of A's sums (16 KB) stays in L1.
-inline constexpr int64_t kColumnChunk = 4096;
 
 /// Columns per panel the SIMD variants are written for.
 inline constexpr int64_t kSimdPanelCols = 64;
