@@ -38,7 +38,9 @@ std::string OpsetRaiseProblem(const Node& node, int from, int to);
 /// outputs), the default opset raised to at least 23 when any was written.
 absl::StatusOr<std::unique_ptr<Graph>> RewriteAttentionForOnnx(const Graph& graph, AttentionExportSummary* summary);
 
-/// RewriteAttentionForOnnx, then ExportModelToFile.
+/// RewriteAttentionForOnnx, then FusedMatMul and the op fusions' ops the
+/// opset lacks as standard ops (fused_matmul_export.h, op_fusion_export.h),
+/// then ExportModelToFile.
 absl::Status ExportOptimizedModelToFile(const Graph& graph, const std::string& path,
                                         AttentionExportSummary* summary = nullptr);
 

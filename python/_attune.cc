@@ -132,6 +132,19 @@ py::dict FusionToDict(const FusionRecord& f) {
   return d;
 }
 
+py::dict OpFusionToDict(const OpFusionRecord& f) {
+  py::dict d;
+  d["op"] = f.op;
+  d["node"] = f.node;
+  d["pattern"] = f.pattern;
+  d["attributes"] = f.attributes;
+  d["replaced"] = f.replaced;
+  d["undone"] = f.undone;
+  if (f.verify_max_abs_error) d["verify_max_abs_error"] = *f.verify_max_abs_error;
+  if (f.verify_max_rel_error) d["verify_max_rel_error"] = *f.verify_max_rel_error;
+  return d;
+}
+
 // An input handed to Run: the array whose memory Attune reads in place.
 struct BorrowedInput {
   std::string name;
@@ -264,8 +277,9 @@ class PySession {
   // The FusionReport's fields; __init__.py adds model, inputs and outputs.
   py::dict Report() const {
     const FusionReport& r = session_->fusion_report();
-    py::list fusions, rejected;
+    py::list fusions, op_fusions, rejected;
     for (const FusionRecord& f : r.fusions) fusions.append(FusionToDict(f));
+    for (const OpFusionRecord& f : r.op_fusions) op_fusions.append(OpFusionToDict(f));
     for (const RejectedCandidate& c : r.rejected) {
       py::dict d;
       d["at"] = c.at;
@@ -277,6 +291,7 @@ class PySession {
     d["ops_before"] = r.ops_before;
     d["ops_after"] = r.ops_after;
     d["fusions"] = fusions;
+    d["op_fusions"] = op_fusions;
     d["rejected"] = rejected;
     d["passes_run"] = r.passes_run;
     py::list caps;

@@ -41,6 +41,18 @@ nlohmann::json FusionToJson(const FusionRecord& f) {
   return j;
 }
 
+nlohmann::json OpFusionToJson(const OpFusionRecord& f) {
+  nlohmann::json j = {{"op", f.op},
+                      {"node", f.node},
+                      {"pattern", f.pattern},
+                      {"attributes", f.attributes},
+                      {"replaced", f.replaced},
+                      {"undone", f.undone}};
+  if (f.verify_max_abs_error) j["verify_max_abs_error"] = *f.verify_max_abs_error;
+  if (f.verify_max_rel_error) j["verify_max_rel_error"] = *f.verify_max_rel_error;
+  return j;
+}
+
 // The graph's nodes in topological order: what inspect shows of a graph the
 // pipeline stopped in, where op counts alone do not say what is connected.
 nlohmann::json GraphToJson(const Graph& graph) {
@@ -76,8 +88,10 @@ nlohmann::json ReportToJson(const std::string& model_path, const SessionImpl& se
   nlohmann::json inputs = nlohmann::json::array(), outputs = nlohmann::json::array();
   for (const TensorInfo& t : session.inputs()) inputs.push_back(TensorInfoToJson(t));
   for (const TensorInfo& t : session.outputs()) outputs.push_back(TensorInfoToJson(t));
-  nlohmann::json fusions = nlohmann::json::array(), rejected = nlohmann::json::array();
+  nlohmann::json fusions = nlohmann::json::array(), op_fusions = nlohmann::json::array(),
+                 rejected = nlohmann::json::array();
   for (const FusionRecord& f : r.fusions) fusions.push_back(FusionToJson(f));
+  for (const OpFusionRecord& f : r.op_fusions) op_fusions.push_back(OpFusionToJson(f));
   for (const RejectedCandidate& c : r.rejected)
     rejected.push_back({{"at", c.at}, {"pattern", c.pattern}, {"reason", c.reason}});
   std::vector<std::string> passes;
@@ -101,6 +115,7 @@ nlohmann::json ReportToJson(const std::string& model_path, const SessionImpl& se
       {"ops_before", r.ops_before},
       {"ops_after", r.ops_after},
       {"fusions", fusions},
+      {"op_fusions", op_fusions},
       {"rejected", rejected},
       {"passes", passes},
       {"iteration_cap_hit", caps},

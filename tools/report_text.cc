@@ -1,6 +1,7 @@
 #include "tools/report_text.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -127,6 +128,24 @@ std::string RenderTextReport(const nlohmann::json& r, bool colour) {
     std::vector<std::string> replaced = f["replaced"];
     absl::StrAppendFormat(&out, "     %-10s %d nodes: %s\n", "replaced", replaced.size(), absl::StrJoin(replaced, ", "));
   }
+
+  // Op fusions are many of a kind (one per layer): one line per op, rule
+  // and attributes, with a count.
+  const nlohmann::json op_fusions = r.value("op_fusions", nlohmann::json::array());
+  std::map<std::string, int> kinds;
+  int op_undone = 0;
+  for (const auto& f : op_fusions) {
+    if (f["undone"].get<bool>()) {
+      ++op_undone;
+      continue;
+    }
+    ++kinds[absl::StrFormat("%-18s %-12s %s", f["op"].get<std::string>(), f["pattern"].get<std::string>(),
+                            f["attributes"].get<std::string>())];
+  }
+  absl::StrAppend(&out, "\n", s.Bold(absl::StrCat("Op fusions (", op_fusions.size() - op_undone, ")")), "\n");
+  if (kinds.empty()) absl::StrAppend(&out, "  none", r["fuse"].get<bool>() ? "" : " (fusion disabled)", "\n");
+  for (const auto& [kind, n] : kinds) absl::StrAppendFormat(&out, "  %4d x %s\n", n, kind);
+  if (op_undone > 0) absl::StrAppendFormat(&out, "  %s\n", s.Yellow(absl::StrCat(op_undone, " undone by verify")));
 
   const auto& rejected = r["rejected"];
   absl::StrAppend(&out, "\n", s.Bold(absl::StrCat("Rejected candidates (", rejected.size(), ")")), "\n");

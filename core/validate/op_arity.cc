@@ -28,7 +28,7 @@ class ArityTable {
          {"Not", "BitwiseNot", "Abs", "Neg", "Sign", "Reciprocal", "Sqrt", "Exp", "Log", "Erf", "Floor", "Ceil",
           "Round", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "IsNaN",
           "IsInf", "Relu", "LeakyRelu", "Sigmoid", "Tanh", "Gelu", "Softplus", "Softsign", "HardSigmoid", "HardSwish",
-          "Elu", "Selu", "Celu", "Mish", "ThresholdedRelu", "Cast"})
+          "Elu", "Selu", "Celu", "Mish", "ThresholdedRelu", "Swish", "Cast"})
       Add(op, {{1, 1, 1, 1, 1}});
     Add("Clip", {{1, 1, 1, 1, 1}, {11, 1, 3, 1, 1}});
     Add("Where", {{1, 3, 3, 1, 1}});

@@ -24,18 +24,6 @@ namespace {
 using attention::AttentionRewrite;
 using attention::AttentionVariant;
 
-// Fused output further than this from the subgraph it replaces is undone.
-// Half-precision graphs round every intermediate of the unfused subgraph,
-// which the fused op (computing in float32) does not: there the bound is a
-// few units in the last place of the type instead.
-double VerifyTolerance(ElementType type) {
-  switch (type) {
-    case ElementType::kFloat16: return 4 * 9.765625e-4;  // 4 eps of fp16
-    case ElementType::kBFloat16: return 4 * 7.8125e-3;   // 4 eps of bf16
-    default: return 1e-4;
-  }
-}
-
 struct Candidate {
   std::string root;     // the MatMul(probabilities, V) node
   std::string softmax;  // where the report anchors the candidate

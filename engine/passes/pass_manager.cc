@@ -124,6 +124,12 @@ std::unique_ptr<PassManager> DefaultPipeline(bool fuse) {
     // candidate needs to be proven.
     fusions.push_back(MakeShapeInferencePass());
     manager->AddStage("fuse", std::move(fusions), kMaxFuseIterations);
+    // Activations and norms, after attention (whose patterns never contain
+    // them): stopping after one of these shows every attention fused.
+    std::vector<std::unique_ptr<Pass>> op_fusions;
+    op_fusions.push_back(MakeElementwiseFusionPass());
+    op_fusions.push_back(MakeRmsNormFusionPass());
+    manager->AddStage("fuse_ops", std::move(op_fusions));
     // After the attention fusion, whose patterns read MatMul(Q, Transpose(K)).
     std::vector<std::unique_ptr<Pass>> lower;
     lower.push_back(MakeTransposedMatMulPass());

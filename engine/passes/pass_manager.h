@@ -46,7 +46,8 @@ class PassManager {
 };
 
 /// The default pipeline: Simplify (constant folding, shape inference and folding,
-/// CSE, DCE), then Fuse (attention; only when `fuse`), then a final clean-up.
+/// CSE, DCE), then Fuse (attention, then activations and norms; only when
+/// `fuse`), then a final clean-up.
 std::unique_ptr<PassManager> DefaultPipeline(bool fuse);
 
 /// Counts live nodes per op type; fused attention counts as "MultiHeadAttention".

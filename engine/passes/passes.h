@@ -24,6 +24,10 @@ std::unique_ptr<Pass> MakeCommonSubexpressionPass();
 std::unique_ptr<Pass> MakeDeadCodePass();
 /// Replaces proven attention subgraphs with attune.MultiHeadAttention.
 std::unique_ptr<Pass> MakeAttentionFusionPass();
+/// GELU written out (erf and tanh forms) -> Gelu; x·sigmoid(alpha·x) -> Swish.
+std::unique_ptr<Pass> MakeElementwiseFusionPass();
+/// w · x / sqrt(mean(x², -1) + eps) written out -> RMSNormalization.
+std::unique_ptr<Pass> MakeRmsNormFusionPass();
 /// MatMul(A, Transpose(B) of the last two axes) -> attune.FusedMatMul(A, B, trans_b=1).
 std::unique_ptr<Pass> MakeTransposedMatMulPass();
 /// Largest tensor the fusion's probes (mask proof, verification) may create;

@@ -1,5 +1,6 @@
 #include "engine/pattern/predicates.h"
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "engine/pattern/constants.h"
@@ -34,6 +35,25 @@ NodeCheck IsInferenceDropout() {
 std::vector<OpPattern> IdentityWrappers() {
   return {Op("Identity"), Op("Dropout").IgnoreExtraInputs().Check(IsInferenceDropout()),
           Op("Cast").Check(IsNoOpCast())};
+}
+
+std::optional<std::string> CheckInternalUses(const Match& match, const Node* root) {
+  const std::vector<Node*> nodes = match.nodes();
+  const absl::flat_hash_set<const Node*> inside(nodes.begin(), nodes.end());
+  auto quote = [](const Value* v) { return absl::StrCat("'", v->name(), "'"); };
+  for (const Node* n : nodes) {
+    if (n == root) continue;
+    for (const Value* out : n->outputs()) {
+      if (out == nullptr) continue;
+      if (out->is_graph_output())
+        return absl::StrCat("intermediate ", quote(out), " (from ", n->Describe(), ") is a graph output");
+      for (const Use& use : out->uses())
+        if (!inside.contains(use.node))
+          return absl::StrCat("intermediate ", quote(out), " (from ", n->Describe(), ") is also read by ",
+                              use.node->Describe());
+    }
+  }
+  return std::nullopt;
 }
 
 bool IsPermutation(const std::vector<int64_t>& perm) {

@@ -207,6 +207,14 @@ absl::Status Compare(const std::vector<Tensor>& out_a, const std::vector<Tensor>
 
 }  // namespace
 
+double VerifyTolerance(ElementType type) {
+  switch (type) {
+    case ElementType::kFloat16: return 4 * 9.765625e-4;  // 4 eps of fp16
+    case ElementType::kBFloat16: return 4 * 7.8125e-3;   // 4 eps of bf16
+    default: return 1e-4;
+  }
+}
+
 absl::StatusOr<VerifyErrors> VerifyRewritePlan(const Graph& graph, const RewritePlan& plan,
                                               const SubgraphEvaluator& evaluator, const ExecOptions& options,
                                               const std::vector<int64_t>& long_lengths,

@@ -26,6 +26,12 @@ struct VerifyErrors {
   std::string nonfinite_mismatch;
 };
 
+/// The largest error verify mode accepts in a fused output of this type
+/// before it undoes the fusion: 1e-4 for float32; a few units in the last
+/// place for half-precision graphs, which round every intermediate of the
+/// unfused subgraph where a fused op (computing in float32) rounds once.
+double VerifyTolerance(ElementType type);
+
 /// Errors of every replaced value (each float value outside the plan that a
 /// planned node reads is fed through Add(value, poison) in both graphs, with
 /// a zero poison in these rounds and one NaN or infinity in the non-finite

@@ -43,6 +43,20 @@ struct FusionRecord {
   bool undone = false;        // verify mode undid it (error above tolerance)
 };
 
+/// An activation or a norm written as one standard op (Gelu, Swish,
+/// RMSNormalization) in place of the subgraph that computed it.
+struct OpFusionRecord {
+  std::string op;                     // the fused op's type, e.g. "Gelu"
+  std::string node;                   // the new node's name
+  std::string pattern;                // the rule that matched: "gelu_tanh", "gelu_erf", "swish", "rms_norm"
+  std::string attributes;             // the fused op's attributes in words, e.g. "approximate=tanh"
+  std::vector<std::string> replaced;  // names of the nodes it replaced
+  /// Set by verify mode: max errors of the fused op against the original subgraph.
+  std::optional<double> verify_max_abs_error;
+  std::optional<double> verify_max_rel_error;
+  bool undone = false;  // verify mode undid it (error above tolerance)
+};
+
 /// A candidate that a fusion rule looked at and declined.
 struct RejectedCandidate {
   std::string at;       // node name where the match was anchored
@@ -61,8 +75,9 @@ struct IterationCapHit {
 struct FusionReport {
   std::map<std::string, int> ops_before;  // op type -> count, before the passes
   std::map<std::string, int> ops_after;   // after
-  std::vector<FusionRecord> fusions;
-  std::vector<RejectedCandidate> rejected;
+  std::vector<FusionRecord> fusions;        // attention
+  std::vector<OpFusionRecord> op_fusions;   // activations and norms
+  std::vector<RejectedCandidate> rejected;  // by every fusion rule
   std::vector<std::string> passes_run;    // pass names in the order they ran
   /// Stages that stopped at their round cap without reaching a fixed point.
   std::vector<IterationCapHit> iteration_cap_hit;

@@ -1,6 +1,6 @@
 // Activation functions: Relu, LeakyRelu, Sigmoid, Tanh, Gelu, Softplus,
 // Softsign, HardSigmoid, HardSwish, Elu, Selu, Celu, Mish, ThresholdedRelu,
-// and PRelu (whose slope broadcasts to X).
+// Swish, and PRelu (whose slope broadcasts to X).
 #include <algorithm>
 #include <cmath>
 #include <numbers>
@@ -181,7 +181,42 @@ absl::StatusOr<std::unique_ptr<Kernel>> CreateActivation(ActivationOp op, const 
 
 using PReluTypes = decltype(FloatTypes{} + TypeList<int32_t, int64_t, uint32_t, uint64_t>{});
 
+// Swish(x) = x · sigmoid(alpha · x), computed as the three ops ONNX defines
+// it by (Mul, Sigmoid, Mul), each rounded to the tensor's type as those ops
+// round it: the fusion of x · Sigmoid(alpha · x) then gives the subgraph's
+// bits, NaN and infinities included. alpha = 1 skips the first Mul, which
+// would not change a bit.
+absl::Status RunSwish(KernelContext& ctx, const std::string& label, float alpha) {
+  ASSIGN_OR_RETURN(const Tensor* x, RequiredInput(ctx, 0, label));
+  if (x->type() == ElementType::kFloat32) {
+    ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutputForOverwrite(0, ElementType::kFloat32, x->shape()));
+    RunVectorSwish(x->data<float>(), out->data<float>(), x->num_elements(), alpha, ctx.threads());
+    return absl::OkStatus();
+  }
+  return VisitType(FloatTypes{}, x->type(), label + ": input 0", [&](auto tag) -> absl::Status {
+    using T = typename decltype(tag)::type;
+    using C = ComputeOf<T>;
+    ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutputForOverwrite(0, x->type(), x->shape()));
+    const C a = static_cast<C>(alpha);
+    const auto rounded = [](C v) { return Arith<T>::Load(Arith<T>::Store(v)); };
+    MapUnary(x->data<StorageOf<T>>(), out->data<StorageOf<T>>(), x->num_elements(), ctx.threads(), kCostlyOpGrain,
+             [&](StorageOf<T> stored) {
+               const C v = Arith<T>::Load(stored);
+               const C s = rounded(SigmoidFn{}(alpha == 1.0f ? v : rounded(a * v)));
+               return Arith<T>::Store(v * s);
+             });
+    return absl::OkStatus();
+  });
+}
+
 }  // namespace
+
+KernelFactory SwishKernel() {
+  return [](const KernelInfo& info) -> absl::StatusOr<std::unique_ptr<Kernel>> {
+    ASSIGN_OR_RETURN(const float alpha, FloatAttr(info, "alpha", 1.0f));
+    return MakeKernel([alpha, label = NodeLabel(info)](KernelContext& ctx) { return RunSwish(ctx, label, alpha); });
+  };
+}
 
 KernelFactory ActivationKernel(ActivationOp op) {
   return [op](const KernelInfo& info) { return CreateActivation(op, info); };

@@ -37,6 +37,8 @@ enum class ActivationOp {
 };
 KernelFactory ActivationKernel(ActivationOp op);
 KernelFactory PReluKernel();
+/// Swish (ONNX opset 24): x · sigmoid(alpha · x).
+KernelFactory SwishKernel();
 
 /// Clip with min/max attributes (opsets 6-10) or optional inputs (11+).
 KernelFactory ClipAttributeKernel();

@@ -70,7 +70,11 @@ void RegisterElementwiseKernels(KernelRegistry& registry) {
   registry.Register("", "LeakyRelu", 6, ActivationKernel(ActivationOp::kLeakyRelu));
   registry.Register("", "Sigmoid", 6, ActivationKernel(ActivationOp::kSigmoid));
   registry.Register("", "Tanh", 6, ActivationKernel(ActivationOp::kTanh));
-  registry.Register("", "Gelu", 20, ActivationKernel(ActivationOp::kGelu));
+  // Gelu (opset 20) and Swish (24) at every opset: the element-wise fusion
+  // writes them into graphs of older opsets, and no earlier version of
+  // either op exists whose meaning they could be mistaken for.
+  registry.Register("", "Gelu", 1, ActivationKernel(ActivationOp::kGelu));
+  registry.Register("", "Swish", 1, SwishKernel());
   registry.Register("", "Softplus", 1, ActivationKernel(ActivationOp::kSoftplus));
   registry.Register("", "Softsign", 1, ActivationKernel(ActivationOp::kSoftsign));
   registry.Register("", "HardSigmoid", 6, ActivationKernel(ActivationOp::kHardSigmoid));

@@ -60,4 +60,9 @@ void RunVectorPowInt(const float* x, float* y, int64_t n, int exponent, int thre
   ForEachChunk(n, threads, [&](int64_t first, int64_t count) { fn(x + first, y + first, count, exponent); });
 }
 
+void RunVectorSwish(const float* x, float* y, int64_t n, float alpha, int threads) {
+  const VectorSwishFn fn = VectorMathKernelsFor(ActiveIsa()).swish;
+  ForEachChunk(n, threads, [&](int64_t first, int64_t count) { fn(x + first, y + first, count, alpha); });
+}
+
 }  // namespace attune::elementwise

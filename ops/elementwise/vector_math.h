@@ -21,6 +21,9 @@ const char* VectorOpName(VectorOp op);
 using VectorUnaryFn = void (*)(const float* x, float* y, int64_t n);
 /// y[i] = x[i]^exponent by multiplications, 0 <= exponent <= kMaxPowIntExponent.
 using VectorPowIntFn = void (*)(const float* x, float* y, int64_t n, int exponent);
+/// y[i] = x[i] · sigmoid(alpha · x[i]), rounded as Mul, Sigmoid and Mul of
+/// this level are (bit for bit the three ops it replaces).
+using VectorSwishFn = void (*)(const float* x, float* y, int64_t n, float alpha);
 
 /// Largest exponent the multiplication path takes; its error grows with the
 /// number of multiplications (README.md lists it per exponent).
@@ -31,6 +34,7 @@ struct VectorMathKernels {
   const char* name;
   VectorUnaryFn unary[kVectorOpCount];
   VectorPowIntFn pow_int;
+  VectorSwishFn swish;
 };
 
 namespace vector_math_generic {
@@ -51,5 +55,7 @@ const VectorMathKernels& VectorMathKernelsFor(Isa isa);
 void RunVectorUnary(VectorOp op, const float* x, float* y, int64_t n, int threads);
 /// x^exponent the same way; 0 <= exponent <= kMaxPowIntExponent.
 void RunVectorPowInt(const float* x, float* y, int64_t n, int exponent, int threads);
+/// x · sigmoid(alpha · x) the same way.
+void RunVectorSwish(const float* x, float* y, int64_t n, float alpha, int threads);
 
 }  // namespace attune::elementwise

@@ -340,6 +340,19 @@ void PowIntKernel(const float* x, float* y, int64_t n, int exponent) {
   Map<V>(x, y, n, [exponent](typename V::F v) { return PowInt<V>(v, exponent); });
 }
 
+/// Swish: x · sigmoid(alpha · x) as the graph Mul(x, Sigmoid(Mul(x, alpha)))
+/// rounds it: the product, Sigmoid exactly as the Sigmoid kernel computes it
+/// (NaN rule included), then the product with x. alpha = 1 (SiLU) skips the
+/// first product, which would not change a bit.
+template <class V>
+void SwishKernel(const float* x, float* y, int64_t n, float alpha) {
+  if (alpha == 1.0f) {
+    Map<V>(x, y, n, [](typename V::F v) { return V::Mul(v, Sigmoid<V>(v)); });
+    return;
+  }
+  Map<V>(x, y, n, [alpha](typename V::F v) { return V::Mul(v, Sigmoid<V>(V::Mul(v, V::Set1(alpha)))); });
+}
+
 template <class V>
 VectorMathKernels MakeKernels(const char* name) {
   VectorMathKernels k{};
@@ -354,6 +367,7 @@ VectorMathKernels MakeKernels(const char* name) {
   k.unary[static_cast<int>(VectorOp::kGeluTanh)] = &UnaryKernel<V, VectorOp::kGeluTanh>;
   k.unary[static_cast<int>(VectorOp::kMish)] = &UnaryKernel<V, VectorOp::kMish>;
   k.pow_int = &PowIntKernel<V>;
+  k.swish = &SwishKernel<V>;
   return k;
 }
 

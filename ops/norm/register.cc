@@ -8,7 +8,9 @@ void RegisterNormKernels(KernelRegistry& registry) {
   // the default domain with the same inputs, attributes and outputs, and its
   // transformer optimizer writes it into models of opsets 11-16.
   registry.Register("", "LayerNormalization", 1, MakeLayerNormalizationKernel);
-  registry.Register("", "RMSNormalization", 23, MakeRmsNormalizationKernel);
+  // Standard from opset 23; at every opset because the RMS norm fusion
+  // writes it into graphs of older ones, and no earlier op of that name exists.
+  registry.Register("", "RMSNormalization", 1, MakeRmsNormalizationKernel);
 }
 
 }  // namespace attune

@@ -110,8 +110,10 @@ TEST(RmsNormTest, Errors) {
   call.inputs = {*Tensor::Create(ElementType::kFloat32, {2, 3}), *Tensor::Create(ElementType::kFloat32, {3})};
   call.attributes.Set("axis", int64_t{5});
   EXPECT_EQ(RunKernel(call).status().code(), absl::StatusCode::kInvalidArgument);
-  call.opset = 22;
-  EXPECT_EQ(RunKernel(call).status().code(), absl::StatusCode::kUnimplemented);
+  // Before opset 23 too: the RMS norm fusion writes the op into older models.
+  call.attributes = {};
+  call.opset = 17;
+  EXPECT_TRUE(RunKernel(call).ok());
 }
 
 }  // namespace

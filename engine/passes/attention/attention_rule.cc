@@ -5,7 +5,6 @@
 #include <cmath>
 #include <limits>
 
-#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/schema/multi_head_attention.h"
@@ -27,26 +26,6 @@ using Reason = std::string;
 constexpr double kHidingFill = -1e4;
 
 std::string Quote(const Value* v) { return absl::StrCat("'", v->name(), "'"); }
-
-// Every value the matched nodes produce, other than the final output, must
-// stay inside: otherwise removing them would break another reader.
-std::optional<Reason> CheckInternalUses(const pattern::Match& m, const Node* root) {
-  const std::vector<Node*> nodes = m.nodes();
-  absl::flat_hash_set<const Node*> inside(nodes.begin(), nodes.end());
-  for (const Node* n : nodes) {
-    if (n == root) continue;
-    for (const Value* out : n->outputs()) {
-      if (out == nullptr) continue;
-      if (out->is_graph_output())
-        return absl::StrCat("intermediate ", Quote(out), " (from ", n->Describe(), ") is a graph output");
-      for (const Use& use : out->uses())
-        if (!inside.contains(use.node))
-          return absl::StrCat("intermediate ", Quote(out), " (from ", n->Describe(), ") is also read by ",
-                              use.node->Describe());
-    }
-  }
-  return std::nullopt;
-}
 
 std::optional<Reason> CheckSoftmaxAxis(const Graph& graph, const Node& softmax, int rank) {
   const int opset = graph.OpsetFor("");
@@ -345,7 +324,7 @@ std::variant<AttentionRewrite, std::string> CheckAttention(const Graph& graph, c
   if (auto why = CheckSoftmaxAxis(graph, *softmax, rank)) return *why;
   if (auto why = CheckMatMulBroadcast(*scores, rank, "Q", "K^T")) return *why;
   if (auto why = CheckMatMulBroadcast(*pv, rank, "the probabilities", "V")) return *why;
-  if (auto why = CheckInternalUses(m, pv)) return *why;
+  if (auto why = pattern::CheckInternalUses(m, pv)) return *why;
 
   auto scale_or = ScaleFactor(m);
   if (auto* why = std::get_if<Reason>(&scale_or)) return *why;

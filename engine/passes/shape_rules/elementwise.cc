@@ -172,7 +172,7 @@ void AddElementwiseRules(RuleTable& table) {
   for (const char* op : {"Identity", "Neg", "Abs", "Exp", "Log", "Sqrt", "Reciprocal", "Tanh", "Sigmoid", "Relu",
                          "Erf", "Floor", "Ceil", "Round", "Sign", "Sin", "Cos", "Gelu", "Softplus", "Softsign",
                          "LeakyRelu", "Elu", "Selu", "Celu", "HardSigmoid", "HardSwish", "Mish", "ThresholdedRelu",
-                         "Shrink", "Clip", "Softmax", "LogSoftmax", "Hardmax", "CumSum", "Trilu"})
+                         "Swish", "Shrink", "Clip", "Softmax", "LogSoftmax", "Hardmax", "CumSum", "Trilu"})
     table.Add(op, SameAsInput);
   for (const char* op : {"Not", "IsNaN", "IsInf"}) table.Add(op, BoolSameShape);
   table.Add("Dropout", DropoutRule);

@@ -77,6 +77,7 @@ void AddReductionRules(RuleTable& table) {
   table.Add("ArgMax", ArgReduceRule);
   table.Add("ArgMin", ArgReduceRule);
   table.Add("LayerNormalization", LayerNormRule);
+  table.Add("RMSNormalization", LayerNormRule);  // Y only: X's type and shape
 }
 
 }  // namespace attune::shape_rules
