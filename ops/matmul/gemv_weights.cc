@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/memory/pooled_buffer.h"
 #include "ops/common/cpu_features.h"
 #include "ops/common/parallel.h"
 
@@ -39,7 +40,7 @@ void ColumnRangeGeneric(const Problem& p, int64_t first, int64_t last) {
   for (int64_t kk = 0; kk < k; ++kk) {
     const float* row = p.weights + kk * n;
     for (int64_t r = 0; r < p.m; ++r) {
-      const float x = p.a[r * k + kk];
+      const float x = p.a[r * p.lda + kk];
       float* out = p.c + r * n;
       for (int64_t j = first; j < last; ++j) out[j] += x * row[j];
     }
@@ -67,10 +68,12 @@ namespace {
 // Panels per thread below which one thread does it all: a panel of 64
 // columns is K · 256 bytes (192 KB at K = 768), several microseconds of reading.
 constexpr int64_t kPanelsGrain = 2;
-// Columns are split in whole cache lines, so no two threads write one line.
-constexpr int64_t kLineFloats = 16;
-// Weights per thread below which one thread does it all (256 KB).
-constexpr int64_t kWeightsGrain = int64_t{1} << 16;
+// Row-major products: K slices, and the fewest rows a slice has. Threads
+// splitting columns instead read every row in pieces, a stream each, which
+// ran slower on two threads than one did (33 against 19.5 ms for GPT-2's
+// decode weights in bench/gemv_bench); slices are whole rows, one stream each.
+constexpr int64_t kMaxSlices = 8;
+constexpr int64_t kMinSliceRows = 64;
 }  // namespace
 
 void GemvPanels(const PanelLayout& layout, const float* weights, const float* a, int64_t m, const float* bias,
@@ -85,16 +88,34 @@ void GemvPanels(const PanelLayout& layout, const float* weights, const float* a,
 void GemvRowMajor(const float* weights, int64_t k, int64_t n, const float* a, int64_t m, const float* bias, float* c,
                   int threads) {
   using namespace gemv_weights_detail;
-  PanelLayout shape;
-  shape.k = k;
-  shape.n = n;
-  const Problem problem{&shape, weights, a, m, bias, c};
   const ColumnRangeFn run = ChooseColumnVariant();
-  const int64_t lines = (n + kLineFloats - 1) / kLineFloats;
-  const int64_t grain = std::max<int64_t>(1, kWeightsGrain / std::max<int64_t>(1, k * kLineFloats));
-  ParallelForRange(lines, grain, threads, [&](int64_t first, int64_t last) {
-    run(problem, first * kLineFloats, std::min(n, last * kLineFloats));
+  const int64_t slices = std::clamp<int64_t>(k / kMinSliceRows, 1, kMaxSlices);
+  if (slices == 1) {
+    PanelLayout shape;
+    shape.k = k;
+    shape.n = n;
+    run(Problem{&shape, weights, a, m, bias, c, k}, 0, n);
+    return;
+  }
+  PooledBuffer partials(sizeof(float) * slices * m * n);
+  float* partial = static_cast<float*>(partials.data());
+  ParallelForRange(slices, 1, threads, [&](int64_t first, int64_t last) {
+    for (int64_t s = first; s < last; ++s) {
+      const int64_t k0 = k * s / slices, k1 = k * (s + 1) / slices;
+      PanelLayout shape;
+      shape.k = k1 - k0;
+      shape.n = n;
+      run(Problem{&shape, weights + k0 * n, a + k0, m, nullptr, partial + s * m * n, k}, 0, n);
+    }
   });
+  for (int64_t r = 0; r < m; ++r) {
+    float* out = c + r * n;
+    for (int64_t j = 0; j < n; ++j) out[j] = bias != nullptr ? bias[j] : 0.0f;
+    for (int64_t s = 0; s < slices; ++s) {
+      const float* part = partial + (s * m + r) * n;
+      for (int64_t j = 0; j < n; ++j) out[j] += part[j];
+    }
+  }
 }
 
 }  // namespace attune

@@ -5,8 +5,10 @@
 // - column panels, the blocked layout oneDNN packs weights into (for AVX-512:
 //   panels of 64 columns, each a contiguous run of K blocks of 16 rows × 64
 //   columns): a panel streams into registers holding its 64 outputs per row;
-// - a dense row-major matrix used in place: a thread takes a range of columns
-//   and streams the rows in address order, summing into its columns of C.
+// - a dense row-major matrix used in place: K is cut into a fixed number of
+//   slices of whole rows (fixed by K alone, so the sums do not depend on the
+//   thread count); a thread streams its slices in address order, each into a
+//   partial C, and the partials are added in slice order.
 // Threads take disjoint ranges; the sum over K runs in order, so results do
 // not depend on the thread count. The SIMD variants use ymm registers on
 // AVX2 and AVX-512 machines alike (gemv_weights.cc says why).
@@ -56,6 +58,7 @@ struct Problem {
   int64_t m;
   const float* bias;  // may be null
   float* c;
+  int64_t lda = 0;    // floats between rows of A (row-major products: K of the whole matrix)
 };
 
 /// Computes the outputs of panels [first, last). The SIMD variants take

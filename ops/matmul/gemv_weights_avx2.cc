@@ -53,9 +53,9 @@ void Panels(const Problem& p, int64_t first, int64_t last) {
   }
 }
 
-// The outputs are the sums: a thread's columns of C (N / threads floats per
-// row of A: 64 KB for a 32 000-word vocabulary on two threads) stay in L2
-// while every weight row streams past once, in address order.
+// The outputs are the sums: the columns of C (N floats per row of A: 128 KB
+// for a 32 000-word vocabulary) stay in L2 while every weight row streams
+// past once, in address order.
 template <int M>
 void Columns(const Problem& p, int64_t first, int64_t last) {
   const int64_t k = p.layout->k, n = p.layout->n;
@@ -68,13 +68,13 @@ void Columns(const Problem& p, int64_t first, int64_t last) {
       const __m256 b = _mm256_loadu_ps(w + j);
       for (int r = 0; r < M; ++r) {
         float* out = p.c + r * n + j;
-        _mm256_storeu_ps(out, _mm256_fmadd_ps(_mm256_broadcast_ss(p.a + r * k + kk), b, _mm256_loadu_ps(out)));
+        _mm256_storeu_ps(out, _mm256_fmadd_ps(_mm256_broadcast_ss(p.a + r * p.lda + kk), b, _mm256_loadu_ps(out)));
       }
     }
     // The last few columns one by one: masked loads and stores are slow on
     // some cores (AMD's vmaskmovps).
     for (int r = 0; r < M; ++r)
-      for (int64_t j = end; j < last; ++j) p.c[r * n + j] += p.a[r * k + kk] * w[j];
+      for (int64_t j = end; j < last; ++j) p.c[r * n + j] += p.a[r * p.lda + kk] * w[j];
   }
 }
 

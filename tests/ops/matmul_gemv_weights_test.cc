@@ -93,14 +93,16 @@ TEST(GemvPanels, RowMajorMatrixInPlace) {
   for (Isa isa : {Isa::kGeneric, Isa::kAvx2}) {
     if (!IsaSupported(isa)) continue;
     IsaScope scope(isa);
-    for (auto [k, n] : {std::pair<int64_t, int64_t>{768, 200}, {3, 1}, {64, 64}, {19, 130}, {9, 2500}, {6, 1031}}) {
+    for (auto [k, n] : {std::pair<int64_t, int64_t>{768, 200}, {3, 1}, {64, 64}, {19, 130}, {9, 2500}, {6, 1031}, {1000, 77}, {130, 33}}) {
       std::vector<float> w(k * n), bias(n);
       for (int64_t i = 0; i < k * n; ++i) w[i] = Value(i, 8);
       for (int64_t j = 0; j < n; ++j) bias[j] = Value(j, 9);
       for (int64_t m = 1; m <= kGemvMaxRowsOfA; ++m) {
-        std::vector<float> a(m * k), c(m * n, NAN);
+        std::vector<float> a(m * k), c(m * n, NAN), c1(m * n, NAN);
         for (int64_t i = 0; i < m * k; ++i) a[i] = Value(i, 10 + m);
         GemvRowMajor(w.data(), k, n, a.data(), m, bias.data(), c.data(), 2);
+        GemvRowMajor(w.data(), k, n, a.data(), m, bias.data(), c1.data(), 1);
+        for (int64_t i = 0; i < m * n; ++i) ASSERT_EQ(c[i], c1[i]) << IsaName(isa) << " threads differ at " << i;
         for (int64_t r = 0; r < m; ++r)
           for (int64_t j = 0; j < n; ++j) {
             double want = bias[j];
