@@ -126,13 +126,7 @@ class AttentionFusionPass final : public Pass {
       if (errors.ok()) {
         record.verify_max_abs_error = errors->max_abs;
         record.verify_max_rel_error = errors->max_rel;
-        const double tolerance = VerifyTolerance(rewrite->output_type);
-        std::string why;
-        if (!errors->nonfinite_mismatch.empty())
-          why = absl::StrCat("verify: ", errors->nonfinite_mismatch, "; fusion undone");
-        else if (errors->max_abs > tolerance)
-          why = absl::StrCat("verify: fused output differs by ", errors->max_abs, " (tolerance ", tolerance,
-                             "); fusion undone");
+        const std::string why = VerifyVerdict(*errors, rewrite->output_type);
         if (!why.empty()) {
           record.undone = true;
           verify_undone_.insert(candidate.softmax);

@@ -215,6 +215,15 @@ double VerifyTolerance(ElementType type) {
   }
 }
 
+std::string VerifyVerdict(const VerifyErrors& errors, ElementType type) {
+  if (!errors.nonfinite_mismatch.empty()) return absl::StrCat("verify: ", errors.nonfinite_mismatch, "; fusion undone");
+  const double tolerance = VerifyTolerance(type);
+  if (errors.max_abs > tolerance)
+    return absl::StrCat("verify: fused output differs by ", errors.max_abs, " (tolerance ", tolerance,
+                        "); fusion undone");
+  return "";
+}
+
 absl::StatusOr<VerifyErrors> VerifyRewritePlan(const Graph& graph, const RewritePlan& plan,
                                               const SubgraphEvaluator& evaluator, const ExecOptions& options,
                                               const std::vector<int64_t>& long_lengths,

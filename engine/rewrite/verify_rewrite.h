@@ -32,6 +32,10 @@ struct VerifyErrors {
 /// unfused subgraph where a fused op (computing in float32) rounds once.
 double VerifyTolerance(ElementType type);
 
+/// Why verify mode undoes a fusion with these errors in an output of `type`
+/// ("verify: ...; fusion undone"), or "" when the fusion holds.
+std::string VerifyVerdict(const VerifyErrors& errors, ElementType type);
+
 /// Errors of every replaced value (each float value outside the plan that a
 /// planned node reads is fed through Add(value, poison) in both graphs, with
 /// a zero poison in these rounds and one NaN or infinity in the non-finite
