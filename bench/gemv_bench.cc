@@ -1,15 +1,12 @@
 // Decode-time products: one row times every weight matrix of a model, which
 // is bound by how fast the weights stream from memory. Times one pass of the
-// panel GEMV over GPT-2-small's 48 layer weights (12 × 768×2304, 768×768,
+// weight GEMVs over GPT-2-small's 48 layer weights (12 × 768×2304, 768×768,
 // 768×3072, 3072×768: 340 MB, far beyond the caches), packed by oneDNN
-// (in_place:0) and read where they are, row-major (in_place:1), and,
-// in the same run, a plain streaming read of a buffer as large: the ratio of
-// the two "bytes_per_second" figures is the share of the machine's read
-// bandwidth the GEMV reaches.
+// (in_place:0) and read where they are, row-major (in_place:1). Divide its
+// "bytes_per_second" by the read bandwidth bench/machine_peak measures in the
+// same session for the share of the machine's bandwidth it reaches.
 //
 //   ./gemv_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
-#include <omp.h>
-
 #include <memory>
 #include <vector>
 
@@ -69,28 +66,6 @@ void BM_DecodeWeights(benchmark::State& state) {
 }
 BENCHMARK(BM_DecodeWeights)->ArgsProduct({{1, 2}, {0, 1}})->ArgNames({"threads", "in_place"})->UseRealTime()
     ->Unit(benchmark::kMillisecond);
-
-void BM_StreamingRead(benchmark::State& state) {
-  const int threads = static_cast<int>(state.range(0));
-  const int64_t bytes = SharedModel(false).bytes;
-  const int64_t n = bytes / static_cast<int64_t>(sizeof(float));
-  static std::vector<float>* buffer = new std::vector<float>(n, 1.0f);
-  const float* p = buffer->data();
-  for (auto _ : state) {
-    float total = 0.0f;
-#pragma omp parallel for num_threads(threads) reduction(+ : total) schedule(static)
-    for (int64_t block = 0; block < n / 16; ++block) {
-      float lanes[16];
-      for (int j = 0; j < 16; ++j) lanes[j] = p[block * 16 + j];
-      float s = 0.0f;
-      for (int j = 0; j < 16; ++j) s += lanes[j];
-      total += s;
-    }
-    benchmark::DoNotOptimize(total);
-  }
-  state.SetBytesProcessed(state.iterations() * bytes);
-}
-BENCHMARK(BM_StreamingRead)->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace attune

@@ -42,7 +42,7 @@ class FusedMatMulKernel final : public Kernel {
     ASSIGN_OR_RETURN(MatMulShape shape, PlanMatMul(label_, a->shape(), b_shape));
     ASSIGN_OR_RETURN(Tensor * c, ctx.AllocateOutputForOverwrite(0, a->type(), shape.output_shape));
     if (c->num_elements() == 0) return absl::OkStatus();
-    if (trans_b_ && a->type() == ElementType::kFloat32 && shape.out_batch.empty() && shape.m <= kGemvMaxRows) {
+    if (trans_b_ && a->type() == ElementType::kFloat32 && shape.out_batch.empty() && shape.m <= kGemvMaxRowsOfA) {
       GemvTransposed(a->data<float>(), b->data<float>(), c->data<float>(), shape.m, shape.k, shape.n, ctx.threads());
       return absl::OkStatus();
     }

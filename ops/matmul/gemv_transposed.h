@@ -6,14 +6,14 @@
 
 #include <cstdint>
 
-namespace attune {
+#include "ops/matmul/gemv_weights.h"
 
-/// Rows of A up to which the GEMV beats a general GEMM on B stored [N, K].
-inline constexpr int64_t kGemvMaxRows = 4;
+namespace attune {
 
 /// c[M, N] = a[M, K] · b[N, K]ᵀ, all dense row-major float32, split over N
 /// across `threads` in static contiguous ranges (each thread reads its own
-/// rows of B once for all M rows of A).
+/// rows of B once for all M rows of A). Kernels use it up to kGemvMaxRowsOfA
+/// rows (gemv_weights.h), where it beats a general GEMM.
 void GemvTransposed(const float* a, const float* b, float* c, int64_t m, int64_t k, int64_t n, int threads);
 
 }  // namespace attune

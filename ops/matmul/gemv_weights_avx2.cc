@@ -78,26 +78,28 @@ void Columns(const Problem& p, int64_t first, int64_t last) {
   }
 }
 
-}  // namespace
-
-void ColumnRangeAvx2(const Problem& p, int64_t first, int64_t last) {
-  switch (p.m) {
-    case 1: return Columns<1>(p, first, last);
-    case 2: return Columns<2>(p, first, last);
-    case 3: return Columns<3>(p, first, last);
-    case 4: return Columns<4>(p, first, last);
-    default: return ColumnRangeGeneric(p, first, last);
+// Calls simd.template operator()<M>() for the row count m when 1 ≤ m ≤ Max
+// (accumulators sized at compile time), else other().
+template <int Max, typename Simd, typename Other>
+void ForRowsOfA(int64_t m, const Simd& simd, const Other& other) {
+  if constexpr (Max > 0) {
+    if (m == Max) return simd.template operator()<Max>();
+    return ForRowsOfA<Max - 1>(m, simd, other);
+  } else {
+    other();
   }
 }
 
+}  // namespace
+
+void ColumnRangeAvx2(const Problem& p, int64_t first, int64_t last) {
+  ForRowsOfA<kGemvMaxRowsOfA>(p.m, [&]<int M>() { Columns<M>(p, first, last); },
+                              [&] { ColumnRangeGeneric(p, first, last); });
+}
+
 void PanelRangeAvx2(const Problem& p, int64_t first, int64_t last) {
-  switch (p.m) {
-    case 1: return Panels<1>(p, first, last);
-    case 2: return Panels<2>(p, first, last);
-    case 3: return Panels<3>(p, first, last);
-    case 4: return Panels<4>(p, first, last);
-    default: return PanelRangeGeneric(p, first, last);
-  }
+  ForRowsOfA<kGemvMaxRowsOfA>(p.m, [&]<int M>() { Panels<M>(p, first, last); },
+                              [&] { PanelRangeGeneric(p, first, last); });
 }
 
 }  // namespace attune::gemv_weights_detail

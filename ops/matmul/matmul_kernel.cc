@@ -52,7 +52,7 @@ class MatMulKernel final : public Kernel {
   }
 
   std::string label_;
-  Tensor weights_;  // B, kept alive for packed_, which uses it in place
+  Tensor weights_;  // B, kept alive for packed_ when it uses B in place
   std::unique_ptr<OneDnnConstantMatMul> packed_;
 };
 
@@ -72,7 +72,7 @@ absl::StatusOr<std::unique_ptr<Kernel>> MakeMatMulKernel(const KernelInfo& info)
     OneDnnConstantMatMul::Options options;
     options.in_place = true;
     ASSIGN_OR_RETURN(packed, OneDnnConstantMatMul::Create(b->data<float>(), b->shape()[0], b->shape()[1], options));
-    weights = *b;
+    if (packed->in_place()) weights = *b;
   }
   return std::make_unique<MatMulKernel>(std::move(label), std::move(weights), std::move(packed));
 }

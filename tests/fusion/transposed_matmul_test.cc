@@ -115,7 +115,7 @@ TEST(TransposedMatMul, BatchedAndBroadcastOperands) {
   }
 }
 
-// Up to kGemvMaxRows rows run as dot products over B's rows: K with a tail
+// Up to kGemvMaxRowsOfA rows run as dot products over B's rows: K with a tail
 // (70 is not a multiple of the 16 lanes), at one and two threads.
 TEST(TransposedMatMul, FewRowsAsDotProducts) {
   for (int64_t rows : {1, 3, 4, 5}) {
