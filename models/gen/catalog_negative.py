@@ -1,9 +1,14 @@
 """Negative models (models/negative/<name>/): the causal fusion must NOT fire on them."""
 import numpy as np
 
+import torch
+
 import negatives as N
-from catalog_attention import D_MODEL, HEAD_DIM, HEADS, mha
+from catalog_attention import CTX, D_MODEL, HEAD_DIM, HEADS, mha
 from spec import SEQ, ModelSpec, block, xy_spec
+
+VOCAB, PAD_ID = 31, 1
+PAST, NEW = 6, 4
 
 
 
@@ -26,6 +31,24 @@ def padding_inputs(module, rng):
     keep[1, 7:] = False                       # second sequence: last 4 keys are padding
     return {"x": x, "attention_mask": keep}
 
+
+def pad_id_inputs(module, rng):
+    ids = rng.randint(2, VOCAB, size=(2, 11)).astype(np.int64)
+    ids[0, :3] = PAD_ID                       # left padding written as pad ids
+    ids[1, 8:] = PAD_ID                       # right padding
+    return {"input_ids": ids}
+
+
+def top_left_cache_inputs(module, rng):
+    shape = (2, HEADS, PAST, HEAD_DIM)
+    return {"x": rng.standard_normal((2, NEW, D_MODEL)).astype(np.float32),
+            "past_key": rng.standard_normal(shape).astype(np.float32),
+            "past_value": rng.standard_normal(shape).astype(np.float32)}
+
+
+CACHE_AXES = {"x": SEQ, "y": SEQ, "past_key": {0: "batch", 2: "past_seq"},
+              "past_value": {0: "batch", 2: "past_seq"}, "present_key": {0: "batch", 2: "total_seq"},
+              "present_value": {0: "batch", 2: "total_seq"}}
 
 SPECS = [
     negative("noncausal_const_mask", N.NonCausalConstMask,
@@ -56,4 +79,30 @@ SPECS = [
              "Exact causal mask, but the scores are divided by x.abs().max() (ReduceMax of the "
              "input data), not a constant; a fused op with a constant scale would be wrong.",
              25, 11, "scale_not_constant", mask="causal"),
+    negative("shifted_causal_mask", N.ShiftedCausalMask,
+             "The mask buffer is triu(ones, 2) instead of triu(ones, 1): the causal mask shifted by "
+             "one, so each query also sees the next key. Same ops as mha_causal.", 26, 11,
+             "mask_not_causal"),
+    negative("triu_window_mask", N.TriuWindowMask,
+             "A window of 4 written with triu(-4) where tril(-4) was meant: causal | triu(ones, -4) "
+             "hides the last 5 keys of every row and keeps the older ones; masked_fill(finfo.min), "
+             "so rows 0-4 (every key hidden) average V. Sampled at T 13, beyond the window.", 27, 13,
+             "mask_not_causal"),
+    ModelSpec(name="negative/pad_id_mask",
+              description="NEGATIVE. Token embeddings (vocab 31) into the causal attention of mha_causal, "
+              "with keys also hidden where input_ids == 1 (OPT's pad id) by masked_fill(finfo.min): "
+              "the mask reads token values, not a 0/1 attention_mask, so it is not causal plus padding. "
+              "Sample: batch row 0 starts with 3 pad ids, row 1 ends with 3.",
+              build=lambda: N.PadIdMask(VOCAB, D_MODEL, D_MODEL, CTX, HEADS, pad_id=PAD_ID),
+              make_inputs=pad_id_inputs, input_names=["input_ids"], output_names=["y"],
+              dynamic_axes={"input_ids": SEQ, "y": SEQ}, attention_blocks=[block("explicit", HEADS, HEAD_DIM)],
+              expected_fusions=0, seed=28, extra=neg("mask_not_causal", True)),
+    ModelSpec(name="negative/top_left_cache_mask",
+              description="NEGATIVE. A KV cache (past_key/past_value (B, 4, past, 16) concatenated before "
+              "the new K/V) whose causal mask is aligned top-left, triu(ones(T, past + T), 1), so query i "
+              "sees keys 0..i only; the causal mask of a cache is bottom-right aligned. Sample: past 6, T 4.",
+              build=mha(N.TopLeftCacheMask), make_inputs=top_left_cache_inputs,
+              input_names=["x", "past_key", "past_value"], output_names=["y", "present_key", "present_value"],
+              dynamic_axes=CACHE_AXES, attention_blocks=[block("explicit", HEADS, HEAD_DIM)],
+              expected_fusions=0, seed=29, extra=neg("mask_not_causal", True)),
 ]

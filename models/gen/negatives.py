@@ -55,3 +55,63 @@ class ScaleFromInput(MultiHeadAttention):
 
     def scores(self, q, k):
         return q @ k.transpose(2, 3) / self._scale
+
+
+class ShiftedCausalMask(MultiHeadAttention):
+    """triu(ones, 2) instead of triu(ones, 1): the causal mask shifted by one, so each query
+    also sees the next key."""
+
+    def build_mask(self, context_length):
+        return torch.triu(torch.ones(context_length, context_length), diagonal=2).bool()
+
+
+class TriuWindowMask(MultiHeadAttention):
+    """A sliding window written with triu(-w) where tril(-w) was meant: causal | triu(ones, -w)
+    hides the window itself and keeps the keys beyond it. Filled with finfo.min, so the first w
+    rows (every key hidden) stay finite."""
+
+    def __init__(self, *args, window=4, **kwargs):
+        self.window = window
+        super().__init__(*args, **kwargs)
+
+    def build_mask(self, context_length):
+        ones = torch.ones(context_length, context_length)
+        return causal_mask(context_length) | torch.triu(ones, diagonal=-self.window).bool()
+
+    def apply_mask(self, scores, num_tokens):
+        return scores.masked_fill(self.mask[:num_tokens, :num_tokens], torch.finfo(scores.dtype).min)
+
+
+class PadIdMask(MultiHeadAttention):
+    """Token embeddings in, and the keys hidden where input_ids == pad_id (OPT's pad id 1) on top
+    of the causal buffer: the mask reads token values, not an attention_mask."""
+
+    def __init__(self, vocab, d_in, *args, pad_id=1, **kwargs):
+        super().__init__(d_in, *args, **kwargs)
+        self.embed = torch.nn.Embedding(vocab, d_in)
+        self.pad_id = pad_id
+
+    def forward(self, input_ids):
+        self._pad = input_ids == self.pad_id
+        return super().forward(self.embed(input_ids))
+
+    def apply_mask(self, scores, num_tokens):
+        blocked = self.mask[:num_tokens, :num_tokens] | self._pad[:, None, None, :]
+        return scores.masked_fill(blocked, torch.finfo(scores.dtype).min)
+
+
+class TopLeftCacheMask(MultiHeadAttention):
+    """A KV cache whose causal mask is aligned top-left: triu(ones(T, past + T), 1), so the new
+    queries are hidden from most of the past and from their own keys beyond row i (bottom-right
+    alignment, the right one, is triu(ones, past + 1))."""
+
+    def forward(self, x, past_key, past_value):
+        b, num_tokens, _ = x.shape
+        q = self.split_heads(self.W_query(x), b, num_tokens, self.num_heads)
+        k = torch.cat([past_key, self.split_keys(self.W_key(x), b, num_tokens)], dim=2)
+        v = torch.cat([past_value, self.split_heads(self.W_value(x), b, num_tokens, self.kv_heads)], dim=2)
+        total = k.shape[2]
+        blocked = torch.triu(torch.ones(num_tokens, total), diagonal=1).bool()
+        scores = self.scores(q, k).masked_fill(blocked, float("-inf"))
+        context = (torch.softmax(scores, dim=-1) @ v).transpose(1, 2)
+        return self.out_proj(context.contiguous().view(b, num_tokens, self.d_out)), k, v
