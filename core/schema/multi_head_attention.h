@@ -28,6 +28,10 @@ inline constexpr char kWindow[] = "window";             // int >= 0: > 0 limits 
 inline constexpr char kSoftcap[] = "softcap";           // float >= 0: scores become softcap·tanh(s/softcap)
 inline constexpr char kMaskedRows[] = "masked_rows";    // a MaskedRows name (default "zeros")
 inline constexpr char kHiddenFills[] = "hidden_fills";  // 3 floats: the scores of keys hidden by [causal, padding, both]
+// 3 flags [causal, padding, both], default [0, 0, 0]: 1 when that part's fill
+// is added to the key's score (s + fill, an additive mask) rather than
+// replacing it (the fill alone), in rows with no visible key.
+inline constexpr char kHiddenFillsAddScores[] = "hidden_fills_add_scores";
 inline constexpr char kKeyPadding[] = "key_padding";    // a KeyPaddingValues name (default "binary")
 // 2 flags [causal/window part, attn_mask or key padding], default [1, 1]: 1
 // when that part adds to a hidden key's score (a NaN or +inf score there
@@ -38,7 +42,8 @@ inline constexpr char kNanGuard[] = "nan_guard";  // 0 or 1: Where(IsNaN(p), 0, 
 /// Every attribute the op has; any other is refused.
 inline constexpr std::string_view kAttributes[] = {kNumHeads,   kKvNumHeads, kScale,      kCausal,
                                                    kWindow,     kSoftcap,    kMaskedRows, kHiddenFills,
-                                                   kKeyPadding, kHiddenNonFinite, kNanGuard};
+                                                   kKeyPadding, kHiddenNonFinite, kNanGuard,
+                                                   kHiddenFillsAddScores};
 
 /// Input slots; an absent optional input is an empty name (or a shorter list).
 enum Input : int {

@@ -1,6 +1,7 @@
 // A two-operand Einsum that is a batched matrix product becomes Transpose +
 // MatMul (+ Transpose): "bhqd,bhkd->bhqk" is MatMul(Q, Transpose(K)) and
-// "bhqk,bkhd->bqhd" is Transpose(MatMul(P, Transpose(V))), the forms the
+// "bhqk,bkhd->bqhd" is Transpose(MatMul(P, Transpose(V))), and
+// "aecd,abcd->acbe" is MatMul of the second operand by the first transposed, the forms the
 // attention fusion and the MatMul kernels know. Libraries that write attention
 // with torch.einsum then fuse like the ones that write matmul.
 //
@@ -128,6 +129,19 @@ class EinsumToMatMulPass final : public Pass {
       if (!layout) continue;
       Value* a = node->input(0);
       Value* b = node->input(1);
+      // An output whose column letter comes before its row letter
+      // ("aecd,abcd->acbe", tf2onnx's scores) is the product with the
+      // operands swapped, which needs no output Transpose.
+      if (!IsIdentity(layout->out_perm)) {
+        auto swapped = BatchedProduct(tb.letters, ta.letters, eq->output.letters);
+        if (swapped && IsIdentity(swapped->out_perm)) {
+          if (!HasRank(a, ta.letters.size()) || !HasRank(b, tb.letters.size())) continue;
+          if (!((*b->shape())[swapped->a_contracted] == (*a->shape())[swapped->b_contracted])) continue;
+          Rewrite(graph, node, b, a, *swapped);
+          changed = true;
+          continue;
+        }
+      }
       if (!HasRank(a, ta.letters.size()) || !HasRank(b, tb.letters.size())) continue;
       if (!((*a->shape())[layout->a_contracted] == (*b->shape())[layout->b_contracted])) continue;
       Rewrite(graph, node, a, b, *layout);

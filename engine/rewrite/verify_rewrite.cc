@@ -104,7 +104,10 @@ struct PoisonSite {
   SymbolicShape shape;
 };
 
-std::vector<PoisonSite> PoisonSites(const Graph& graph, const RewritePlan& plan) {
+// A key padding input is not one: the fused op refuses its values other than
+// 0 and 1 (they have no mask meaning), where the subgraph computes with them.
+std::vector<PoisonSite> PoisonSites(const Graph& graph, const RewritePlan& plan,
+                                    const std::vector<std::string>& padding_inputs) {
   // A site is sized by the symbols the graph's inputs bind.
   std::set<std::string> bound;
   for (const Value* in : graph.inputs())
@@ -124,6 +127,7 @@ std::vector<PoisonSite> PoisonSites(const Graph& graph, const RewritePlan& plan)
   for (const PlannedNode& node : plan.nodes)
     for (const std::string& name : node.inputs) {
       if (name.empty() || name[0] == '$' || !seen.insert(name).second) continue;
+      if (std::find(padding_inputs.begin(), padding_inputs.end(), name) != padding_inputs.end()) continue;
       const Value* v = graph.FindValue(name);
       if (v == nullptr || v->is_constant() || !v->shape().has_value() || !sizable(*v->shape())) continue;
       if (v->type() != ElementType::kFloat32 && v->type() != ElementType::kFloat16) continue;
@@ -253,7 +257,7 @@ absl::StatusOr<VerifyErrors> VerifyRewritePlan(const Graph& graph, const Rewrite
     original->AddOutput(a);
     fused->AddOutput(b);
   }
-  const std::vector<PoisonSite> sites = PoisonSites(graph, plan);
+  const std::vector<PoisonSite> sites = PoisonSites(graph, plan, padding_inputs);
   InsertPoison(*original, sites);
   InsertPoison(*fused, sites);
 

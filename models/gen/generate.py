@@ -19,14 +19,31 @@ import catalog_forms  # noqa: E402
 import catalog_gpt  # noqa: E402
 import catalog_hf  # noqa: E402
 import catalog_negative  # noqa: E402
+import catalog_ort  # noqa: E402
 import catalog_window  # noqa: E402
 from export import torch_export, torch_outputs, write_folder  # noqa: E402
+from spec import GraphSpec  # noqa: E402
 
 ALL = (catalog_attention.SPECS + catalog_gpt.SPECS + catalog_hf.SPECS + catalog_negative.SPECS
-       + [catalog_external.SPEC] + catalog_forms.SPECS + catalog_window.SPECS)
+       + [catalog_external.SPEC] + catalog_forms.SPECS + catalog_window.SPECS + catalog_ort.SPECS)
+
+
+def generate_graph(spec, models_dir):
+    model = spec.build_graph()
+    inputs = spec.make_inputs(np.random.RandomState(1000 + spec.seed))
+    outputs = spec.reference(model, inputs)
+    meta = {"name": spec.name.split("/")[-1], "description": spec.description, "written_by": "onnx.helper",
+            "attention_blocks": spec.attention_blocks,
+            "expected_fusions": spec.expected_fusions, **spec.extra}
+    folder = os.path.join(models_dir, spec.name)
+    shutil.rmtree(folder, ignore_errors=True)
+    write_folder(folder, model, inputs, outputs, meta, strict_check=spec.strict_check)
 
 
 def generate(spec, models_dir):
+    if isinstance(spec, GraphSpec):
+        generate_graph(spec, models_dir)
+        return
     torch.manual_seed(spec.seed)
     module = spec.build().eval()
     inputs = spec.make_inputs(module, np.random.RandomState(1000 + spec.seed))

@@ -43,3 +43,19 @@ def xy_spec(name, description, build, d_in, num_tokens, blocks, expected, **kw):
                      make_inputs=x_inputs(d_in, num_tokens), input_names=["x"],
                      output_names=["y"], dynamic_axes={"x": SEQ, "y": SEQ},
                      attention_blocks=blocks, expected_fusions=expected, **kw)
+
+
+@dataclass
+class GraphSpec:
+    """A model written as an ONNX graph (onnx.helper), not exported from a torch module: its reference
+    outputs come from `reference(model, inputs)` (numpy_onnx.evaluate)."""
+    name: str
+    description: str
+    build_graph: Callable          # () -> onnx.ModelProto
+    make_inputs: Callable          # (numpy RandomState) -> {input name: array}
+    reference: Callable            # (onnx model, inputs) -> {output name: array}
+    attention_blocks: List[dict]
+    expected_fusions: int
+    seed: int = 0
+    extra: Dict[str, object] = field(default_factory=dict)
+    strict_check: bool = True      # False: an op below its ONNX opset (ONNX Runtime's LayerNormalization)

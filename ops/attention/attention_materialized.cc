@@ -58,7 +58,7 @@ void ComputeRow(const AttentionArgs& a, int64_t b, int64_t h, int64_t i, float* 
   std::fill(acc.begin(), acc.end(), 0.0);
   if (max_score == kHidden) {  // no visible key: as a.masked_rows says
     std::vector<double> weights(static_cast<size_t>(a.kv_len));
-    MaskedRowWeights(a, b, i, weights.data());
+    MaskedRowWeights(a, b, h, i, weights.data());
     for (int64_t j = 0; j < a.kv_len; ++j) record(QkOutputMode::kSoftmax, j, weights[j]);
     WriteMaskedRow(a, b, h, i);
     return;

@@ -1,5 +1,6 @@
 #include "ops/attention/attention_params.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -84,6 +85,14 @@ absl::StatusOr<HiddenFills> ParseHiddenFills(const Attributes& attrs, const char
   f.causal = v[0];
   f.padding = v[1];
   f.both = v[2];
+  if (!attrs.Has(mha::kHiddenFillsAddScores)) return f;
+  ASSIGN_OR_RETURN(std::vector<int64_t> adds, attrs.GetInts(mha::kHiddenFillsAddScores));
+  if (adds.size() != 3 || std::any_of(adds.begin(), adds.end(), [](int64_t x) { return x != 0 && x != 1; }))
+    return absl::InvalidArgumentError(
+        absl::StrCat(op, ": attribute hidden_fills_add_scores must hold 3 flags, each 0 or 1"));
+  f.causal_adds_score = adds[0] == 1;
+  f.padding_adds_score = adds[1] == 1;
+  f.both_adds_score = adds[2] == 1;
   return f;
 }
 

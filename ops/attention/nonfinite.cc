@@ -152,7 +152,7 @@ void PropagateNonFinite(const AttentionArgs& a) {
           const bool weighted = nan_row || all_neg_inf || !sees_some;
           if (weighted) {
             w.assign(static_cast<size_t>(a.kv_len), 0.0);
-            if (!nan_row) MaskedRowWeights(a, b, i, w.data(), all_neg_inf ? &neg_inf : nullptr);
+            if (!nan_row) MaskedRowWeights(a, b, h, i, w.data(), all_neg_inf ? &neg_inf : nullptr);
           }
           auto weight_zero = [&](int64_t j) { return weighted ? w[j] == 0.0 : !visible(j); };
           for (int64_t d = 0; d < a.v_head_dim; ++d)

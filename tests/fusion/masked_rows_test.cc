@@ -45,11 +45,11 @@ std::vector<Case> Cases() {
       {"additive_neginf", Mask::kPaddingAdditive, -inf, "nan", "causal+padding"},
       // s + finfo.min is finfo.min for every ordinary score: equal fills.
       {"additive_finfo_min", Mask::kPaddingAdditive, finfo_min, "uniform", "causal+padding"},
-      // A row of scores s - 1e4 is softmax(s) up to float's rounding of s - 1e4
-      // (2^-10): no constant fill, so the mask stays explicit and the fused
-      // kernels must add it as the unfused Add does.
-      {"additive_neg1e4", Mask::kPaddingAdditive, -1e4f, "nan", "explicit"},
-      {"additive_neg1e9", Mask::kPaddingAdditive, -1e9f, "nan", "explicit"},
+      // A row that sees no key holds s - 1e4 at its padded keys, softmax(s)
+      // up to float's rounding of s - 1e4 (2^-10): no constant fill, so the
+      // fused op computes those rows from the scores plus the fill.
+      {"additive_neg1e4", Mask::kPaddingAdditive, -1e4f, "fills", "causal+padding"},
+      {"additive_neg1e9", Mask::kPaddingAdditive, -1e9f, "fills", "causal+padding"},
   };
 }
 

@@ -131,8 +131,10 @@ struct MaskDecision {
   std::string key_padding;
   mha::KeyPaddingValues key_padding_values = mha::KeyPaddingValues::kBinary;
   /// With MaskedRows::kFills: the scores a row with no visible key gives its
-  /// keys [hidden by the causal part only, by the padding only, by both].
+  /// keys [hidden by the causal part only, by the padding only, by both], and
+  /// which of them are added to the key's score rather than replace it.
   std::vector<float> hidden_fills;
+  std::vector<int64_t> hidden_fills_add_scores;
   /// Whether a NaN or +inf score at a key [the causal or window part, the
   /// explicit mask or the padding] hides still reaches the softmax: an
   /// additive mask keeps it, Where replaces it (the fused op's hidden_nonfinite).
@@ -161,11 +163,14 @@ MaskDecision FromChain(const ProvenMaskChain& proof) {
     // policies say the same (-inf everywhere: NaN; one finite fill: the mean of V).
     std::optional<float> only;
     bool one = true;
+    bool adds = false;
     for (int part = 0; part < 3; ++part) {
       if (!proof.fill_seen[part]) continue;
       if (only && !(*only == proof.fills[part])) one = false;
       only = proof.fills[part];
+      adds |= proof.fill_adds_score[part];
     }
+    if (adds) one = false;  // such rows depend on the scores: only the fills policy reproduces them
     if (one && only && std::isinf(*only)) {
       d.masked_rows = mha::MaskedRows::kNaN;
     } else if (one && only) {
@@ -173,6 +178,9 @@ MaskDecision FromChain(const ProvenMaskChain& proof) {
     } else {
       d.masked_rows = mha::MaskedRows::kFills;
       d.hidden_fills.assign(proof.fills.begin(), proof.fills.end());
+      if (adds)
+        for (int part = 0; part < 3; ++part)
+          d.hidden_fills_add_scores.push_back(proof.fill_seen[part] && proof.fill_adds_score[part] ? 1 : 0);
     }
   }
   return d;
@@ -423,6 +431,8 @@ std::variant<AttentionRewrite, std::string> CheckAttention(const Graph& graph, c
   if (mask.window > 0) fused.attributes.Set(mha::kWindow, mask.window);
   if (mask.masked_rows) fused.attributes.Set(mha::kMaskedRows, std::string(mha::ToString(*mask.masked_rows)));
   if (!mask.hidden_fills.empty()) fused.attributes.Set(mha::kHiddenFills, mask.hidden_fills);
+  if (!mask.hidden_fills_add_scores.empty())
+    fused.attributes.Set(mha::kHiddenFillsAddScores, mask.hidden_fills_add_scores);
   if (!mask.key_padding.empty())
     fused.attributes.Set(mha::kKeyPadding, std::string(mha::ToString(mask.key_padding_values)));
   if (!mask.hidden_nonfinite[0] || !mask.hidden_nonfinite[1])

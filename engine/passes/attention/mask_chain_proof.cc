@@ -29,7 +29,7 @@ struct Reading {
   int64_t slices = 0, rows = 0, cols = 0;
   std::vector<int64_t> slice_batch;  // the batch each slice belongs to; -1: every batch (broadcast)
   std::vector<Entry> entries;        // [slice][row][col]
-  std::vector<float> constants;      // the value of kHiddenConstant entries
+  std::vector<float> constants;      // the value of kHiddenConstant entries, the offset of kHiddenOffset ones
   Entry at(int64_t s, int64_t i, int64_t j) const { return entries[(s * rows + i) * cols + j]; }
   float constant(int64_t s, int64_t i, int64_t j) const { return constants[(s * rows + i) * cols + j]; }
 };
@@ -162,6 +162,7 @@ absl::StatusOr<Reading> Classify(const Tensor& at0, const Tensor& atc, double c,
       r.entries[k] = Entry::kVisible;
     } else if (a <= kBlockingValue) {
       r.entries[k] = Entry::kHiddenOffset;
+      r.constants[k] = static_cast<float>(a);
     } else {
       return NotCausal(absl::StrCat("masked score", where(), " is the scores plus ", a, " (a bias, not a mask)"));
     }
@@ -216,11 +217,13 @@ std::optional<std::string> FirstDifference(const Reading& r, const Structural& s
                       });
 }
 
-// Records the fills of every row with no visible key; a reason when such a
-// row's keys are not all constants, or one part's fill is not one number.
+// Records the fills of every row with no visible key: per part, a constant
+// or an offset added to the scores; a reason when one part's fill is not one
+// number, or a constant in some rows and an offset in others.
 std::optional<std::string> CollectFills(const Reading& r, const Structural& st, const std::vector<double>* pad,
                                         int64_t batch, const Probe& p, ProvenMaskChain& proven,
                                         std::array<bool, 3>& seen) {
+  static const char* kParts[] = {"the causal part", "the padding", "both parts"};
   const int64_t offset = r.cols - r.rows;
   for (int64_t s = 0; s < r.slices; ++s)
     for (int64_t b : BatchesOf(r, s, batch))
@@ -230,10 +233,7 @@ std::optional<std::string> CollectFills(const Reading& r, const Structural& st, 
         if (any_visible) continue;
         proven.hidden_rows = true;
         for (int64_t j = 0; j < r.cols; ++j) {
-          if (r.at(s, i, j) != Entry::kHiddenConstant)
-            return absl::StrCat("a row whose every key is hidden (", p.Label(), " batch ", b, " row ", i,
-                                ") gives key ", j, " the scores plus an offset, so its softmax depends on the "
-                                "scores; the fused op reproduces only constant fills there");
+          const bool adds = r.at(s, i, j) == Entry::kHiddenOffset;
           const bool padded = pad != nullptr && (*pad)[b * r.cols + j] == 0.0;
           const bool structural = st.Hides(i, j, offset);
           const int part = structural && padded ? 2 : structural ? 0 : 1;
@@ -241,10 +241,14 @@ std::optional<std::string> CollectFills(const Reading& r, const Structural& st, 
           if (!seen[part]) {
             seen[part] = true;
             proven.fills[part] = fill;
+            proven.fill_adds_score[part] = adds;
+          } else if (proven.fill_adds_score[part] != adds) {
+            return absl::StrCat("keys hidden by ", kParts[part], " get the scores plus an offset in some rows with no "
+                                "visible key and a constant in others (", p.Label(), " batch ", b, " row ", i, ")");
           } else if (!(proven.fills[part] == fill)) {
-            static const char* kParts[] = {"the causal part", "the padding", "both parts"};
-            return absl::StrCat("keys hidden by ", kParts[part], " get different scores in rows with no visible key (",
-                                proven.fills[part], " and ", fill, " at ", p.Label(), ")");
+            return absl::StrCat("keys hidden by ", kParts[part], " get different ", adds ? "offsets" : "scores",
+                                " in rows with no visible key (", proven.fills[part], " and ", fill, " at ",
+                                p.Label(), ")");
           }
         }
       }

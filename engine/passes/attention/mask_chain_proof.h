@@ -48,6 +48,9 @@ struct ProvenMaskChain {
   bool hidden_rows = false;
   std::array<float, 3> fills{};
   std::array<bool, 3> fill_seen{};  // which parts such rows showed
+  /// Which parts add their fill to the scores there (an additive mask with a
+  /// finite fill) rather than replace them: such rows depend on the scores.
+  std::array<bool, 3> fill_adds_score{};
   /// Whether a NaN score at a key [the causal part, the padding] hides stays
   /// NaN (the part adds to the score) rather than becoming its fill (Where).
   std::array<bool, 2> keeps_nonfinite{true, true};

@@ -14,8 +14,10 @@ namespace {
 
 // Always probed, whatever the constants say.
 constexpr int64_t kFixedLengths[] = {1, 2, 3, 7, 16};
-// Integers this large are "to the end" sentinels, never a reachable length.
-constexpr double kSentinel = double{int64_t{1} << 30};
+// Integers this large are "to the end" sentinels (INT64_MAX, INT32_MAX,
+// tf2onnx's 1e9 Slice ends), never a reachable length: a billion keys of one
+// head's K alone are 256 GB at head size 64.
+constexpr double kSentinel = 1e9;
 // A constant with more elements is a buffer: its dims are lengths, and of
 // its values only the extremes count.
 constexpr int64_t kMaxParameterElements = 64;

@@ -31,10 +31,17 @@ using mha::MaskedRows;
 /// Where(causal, s, min) + (1 - attention_mask) * min gives min to keys one
 /// part hides and -inf (min + min) to keys both hide, so a row whose every
 /// key is hidden averages V over the keys exactly one part hides.
+///
+/// A part whose fill is added to the scores (an additive mask with a finite
+/// fill, (1 - attention_mask) * -10000) gives its hidden keys s + fill there:
+/// the row is then the softmax of those scores, not of constants.
 struct HiddenFills {
   float causal = -std::numeric_limits<float>::infinity();   // by the causal or window part only
   float padding = -std::numeric_limits<float>::infinity();  // by the key padding only
   float both = -std::numeric_limits<float>::infinity();     // by both
+  bool causal_adds_score = false;
+  bool padding_adds_score = false;
+  bool both_adds_score = false;
 };
 
 /// Whether a NaN or +inf score at a hidden key still reaches the softmax in

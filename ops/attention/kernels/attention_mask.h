@@ -57,14 +57,21 @@ inline bool StructurallyHidden(const AttentionArgs& a, int64_t i, int64_t j) {
   return a.window > 0 && j <= i + a.causal_offset - a.window;
 }
 
+/// Query row i's score for key j as the subgraph's float32 MatMul and scale give it.
+inline float ScaledScore(const AttentionArgs& a, int64_t b, int64_t h, int64_t i, int64_t j) {
+  const double dot = Float32Dot(RowOf(a.q, b, h, i), RowOf(a.k, b, KvHeadOf(a, h), j), a.head_dim);
+  return static_cast<float>(static_cast<float>(dot) * a.scale);
+}
+
 /// The weight of each key in a query row that sees no key, as a.masked_rows
 /// says: what the replaced subgraph's softmax gives there (NaN for a row of
 /// -inf scores, 1/kv_len for equal finite fills, zeros for ONNX Attention).
-/// With kFills the weights are the softmax, in double, of each key's fill.
+/// With kFills the weights are the softmax, in double, of each key's fill
+/// (of the key's scaled score plus the fill, where that part adds to it).
 /// `neg_inf` (optional, [kv_len]) marks keys the row does see but whose
 /// score is -inf (from an infinite Q or K entry): they get weight 0, and the
 /// row takes the weights of the keys hidden from it.
-inline void MaskedRowWeights(const AttentionArgs& a, int64_t b, int64_t i, double* w,
+inline void MaskedRowWeights(const AttentionArgs& a, int64_t b, int64_t h, int64_t i, double* w,
                              const std::vector<bool>* neg_inf = nullptr) {
   auto seen = [&](int64_t j) { return neg_inf != nullptr && (*neg_inf)[j]; };
   switch (a.kv_len == 0 ? MaskedRows::kZeros : a.masked_rows) {
@@ -84,11 +91,16 @@ inline void MaskedRowWeights(const AttentionArgs& a, int64_t b, int64_t i, doubl
         const bool padded = visible != nullptr && visible[j] == 0;
         const bool structural = StructurallyHidden(a, i, j);
         // A key neither part hides is hidden by a key beyond kv_valid_len, which only padding sets.
+        const HiddenFills& f = a.hidden_fills;
         const float fill = seen(j)                ? -std::numeric_limits<float>::infinity()
-                           : structural && padded ? a.hidden_fills.both
-                           : structural           ? a.hidden_fills.causal
-                                                  : a.hidden_fills.padding;
-        w[j] = fill;
+                           : structural && padded ? f.both
+                           : structural           ? f.causal
+                                                  : f.padding;
+        const bool adds = !seen(j) && (structural && padded ? f.both_adds_score
+                                       : structural         ? f.causal_adds_score
+                                                            : f.padding_adds_score);
+        // The subgraph's float32 steps: Q·K, times the scale, plus the fill.
+        w[j] = adds ? static_cast<float>(ScaledScore(a, b, h, i, j) + fill) : fill;
         top = std::max(top, w[j]);
       }
       if (top == -std::numeric_limits<double>::infinity()) {  // softmax of -inf everywhere
@@ -124,7 +136,7 @@ inline void WriteMaskedRow(const AttentionArgs& a, int64_t b, int64_t h, int64_t
     return;
   }
   std::vector<double> w(static_cast<size_t>(a.kv_len));
-  MaskedRowWeights(a, b, i, w.data(), neg_inf);
+  MaskedRowWeights(a, b, h, i, w.data(), neg_inf);
   const int64_t kvh = KvHeadOf(a, h);
   for (int64_t d = 0; d < a.v_head_dim; ++d) {
     double sum = 0.0;

@@ -1,0 +1,103 @@
+"""The attention graphs of ONNX Runtime's fusion-test forms (ort_forms.py), with numpy reference outputs.
+
+Batch 3 in every sample: row 0 left-padded, row 1 right-padded, row 2 padded everywhere but its last
+key (BERT) or entirely (GPT-2), so rows that see no key are checked against the graph's -10000 fills.
+"""
+import numpy as np
+
+import numpy_onnx
+import ort_forms as F
+from spec import GraphSpec, block
+
+BATCH = 3
+
+
+def padding(total, dtype, fully_padded_row):
+    mask = np.ones((BATCH, total))
+    mask[0, :3] = 0
+    mask[1, total - 2:] = 0
+    mask[2, :] = 0
+    if not fully_padded_row:
+        mask[2, -1] = 1
+    return mask.astype(dtype)
+
+
+def hidden_states(rng, seq, hidden):
+    return {"input_1": rng.standard_normal((BATCH, seq, hidden)).astype(np.float32),
+            "input_2": rng.standard_normal((BATCH, seq, hidden)).astype(np.float32)}
+
+
+def bert_inputs(seq, hidden, dtype, mask_name="input_mask", fully_padded_row=False):
+    def make(rng):
+        feeds = hidden_states(rng, seq, hidden)
+        feeds[mask_name] = padding(seq, dtype, fully_padded_row)
+        return feeds
+    return make
+
+
+def gpt2_inputs(seq, past, dtype, hidden=64, heads=4):
+    def make(rng):
+        feeds = hidden_states(rng, seq, hidden)
+        feeds["attention_mask"] = padding(seq + past, dtype, True)
+        if past:
+            feeds["past"] = rng.standard_normal((2, BATCH, heads, past, hidden // heads)).astype(np.float32)
+        return feeds
+    return make
+
+
+BERT = ("ONNX Runtime's BERT attention fusion-test form (ort_forms.bert): post-LayerNorm block at opset 16 "
+        "(LayerNormalization below its opset 17), Q/K/V MatMul + Add, Reshape (0, 0, H, D), K transposed "
+        "(0, 2, 3, 1), (1 - Cast(mask)) * -10000 added to scores / sqrt(D)")
+GPT2 = ("ONNX Runtime's GPT-2 attention fusion-test form (ort_forms.gpt2): one QKV MatMul + Add and Split, "
+        "a uint8 tril buffer sliced by Shape/Slice arithmetic and Cast to bool, Where(mask, scores / sqrt(D), "
+        "-10000) + (1 - attention_mask) * -10000, Gemm projection")
+SAMPLE = "Sample: batch 3, row 0 left-padded by 3, row 1 right-padded by 2, row 2 "
+
+
+def spec(name, description, graph, inputs, blocks, seed, strict=False):
+    return GraphSpec(name=name, description=description, build_graph=graph, make_inputs=inputs,
+                     reference=numpy_onnx.evaluate, attention_blocks=blocks, expected_fusions=len(blocks),
+                     seed=seed, strict_check=strict)
+
+
+def padding_block(heads, head_dim):
+    return [block("padding", heads, head_dim)]
+
+
+def causal_padding_block():
+    return [block("causal+padding", 4, 16)]
+
+
+SPECS = [
+    spec("ort_bert_attention", f"{BERT}; 2 heads of 8, int64 mask. {SAMPLE}shows only its last key.",
+         lambda: F.bert(seed=71), bert_inputs(9, 16, np.int64), padding_block(2, 8), 71),
+    spec("ort_bert_attention_swapped", f"{BERT}; every Add's operands swapped. {SAMPLE}padded entirely.",
+         lambda: F.bert(swap=True, seed=72), bert_inputs(9, 16, np.int64, fully_padded_row=True),
+         padding_block(2, 8), 72),
+    spec("ort_bert_attention_pruned", f"{BERT}; pruned heads: Q/K and V 8 wide (2 heads of 4) on a hidden "
+         f"size of 16. {SAMPLE}shows only its last key.",
+         lambda: F.bert(qk_hidden=8, v_hidden=8, seed=73), bert_inputs(9, 16, np.int64), padding_block(2, 4), 73),
+    spec("ort_bert_attention_varied_qkv", f"{BERT}; Q/K 24 wide (2 heads of 12) and V 16 wide (2 heads of 8). "
+         f"{SAMPLE}shows only its last key.", lambda: F.bert(qk_hidden=24, v_hidden=16, seed=74),
+         bert_inputs(9, 16, np.int64), padding_block(2, 12), 74),
+    spec("ort_bert_attention_float_mask", f"{BERT}; a float mask without the Cast. {SAMPLE}padded entirely.",
+         lambda: F.bert(float_mask=True, seed=75), bert_inputs(9, 16, np.float32, fully_padded_row=True),
+         padding_block(2, 8), 75),
+    spec("ort_gpt2_attention_past", f"{GPT2}; past (2, B, 4, P, 16) Split and Squeezed, present = "
+         f"Concat(Unsqueeze(K), Unsqueeze(V)), the float mask Reshaped to (B, -1). {SAMPLE}padded entirely; "
+         "past 5, T 4.", lambda: F.gpt2(seed=76), gpt2_inputs(4, 5, np.float32), causal_padding_block(), 76),
+    spec("ort_gpt2_attention_past_swapped", f"{GPT2}; as ort_gpt2_attention_past with every Add's operands "
+         f"swapped. {SAMPLE}padded entirely; past 5, T 4.", lambda: F.gpt2(swap=True, seed=77),
+         gpt2_inputs(4, 5, np.float32), causal_padding_block(), 77),
+    spec("ort_gpt2_attention_no_past", f"{GPT2}; no past, float mask. {SAMPLE}padded entirely; T 9.",
+         lambda: F.gpt2(past=False, seed=78), gpt2_inputs(9, 0, np.float32), causal_padding_block(), 78),
+    spec("ort_gpt2_attention_no_past_cast", f"{GPT2}; no past, an int32 mask Cast to float, every Add's "
+         f"operands swapped. {SAMPLE}padded entirely; T 9.", lambda: F.gpt2(past=False, int_mask=True, swap=True,
+                                                                            seed=79),
+         gpt2_inputs(9, 0, np.int32), causal_padding_block(), 79),
+    spec("ort_tf2onnx_attention_3d", "tf2onnx's 3-D BERT attention as ONNX Runtime's fusion tests write it "
+         "(ort_forms.tf_einsum), opset 13: Einsum projections 'abc,cde->abde', scores 'aecd,abcd->acbe' (keys as "
+         "the first operand), context 'acbe,aecd->abcd', output 'abcd,cde->abe', the mask Unsqueezed to "
+         f"(B, 1, 1, S) and Sliced with int32 ends of 1e9, (1 - mask) * -10000; 4 heads of 4. {SAMPLE}shows only "
+         "its last key.", lambda: F.tf_einsum(seed=80), bert_inputs(9, 16, np.int64), padding_block(4, 4), 80),
+]
