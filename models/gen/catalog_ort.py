@@ -68,6 +68,23 @@ def causal_padding_block():
     return [block("causal+padding", 4, 16)]
 
 
+def bart_inputs(with_mask):
+    """Static (2, 8, 16) states; the mask: causal, with batch row 1's last 2 keys padded (True = attend)."""
+    def make(rng):
+        feeds = {"input_1": rng.standard_normal((2, 8, 16)).astype(np.float32)}
+        if with_mask:
+            keep = np.tril(np.ones((8, 8), dtype=bool))[None, None].repeat(2, axis=0)
+            keep[1, :, :, 6:] = False
+            keep[1, :, 6:, 6:] = np.tril(np.ones((2, 2), dtype=bool))  # padded rows still see themselves
+            feeds["attention_mask"] = keep
+        return feeds
+    return make
+
+
+BART = ("ONNX Runtime's BART SDPA fusion-test form (ort_forms.bart_sdpa, the export of transformers 4.49+): "
+        "opset 18, static shapes, K transposed through (B·H, S, D) by Reshape, Transpose (0, 2, 1), Reshape, Q and "
+        "K each times 1/sqrt(D), Where(IsNaN(p), 0, p) after the softmax; 4 heads of 4")
+
 SPECS = [
     spec("ort_bert_attention", f"{BERT}; 2 heads of 8, int64 mask. {SAMPLE}shows only its last key.",
          lambda: F.bert(seed=71), bert_inputs(9, 16, np.int64), padding_block(2, 8), 71),
@@ -100,4 +117,10 @@ SPECS = [
          "the first operand), context 'acbe,aecd->abcd', output 'abcd,cde->abe', the mask Unsqueezed to "
          f"(B, 1, 1, S) and Sliced with int32 ends of 1e9, (1 - mask) * -10000; 4 heads of 4. {SAMPLE}shows only "
          "its last key.", lambda: F.tf_einsum(seed=80), bert_inputs(9, 16, np.int64), padding_block(4, 4), 80),
+    spec("ort_bart_sdpa_attention", f"{BART}; a bool (B, 1, T, S) mask input made additive by Where(mask, 0, "
+         "-1e9). Sample: a causal mask, batch row 1's last 2 keys hidden from the rows before them.",
+         lambda: F.bart_sdpa(seed=81), bart_inputs(True), [block("explicit", 4, 4)], 81, strict=True),
+    spec("ort_bart_sdpa_attention_no_mask", f"{BART}; no mask (the encoder).", lambda: F.bart_sdpa(with_mask=False,
+                                                                                                seed=82),
+         bart_inputs(False), [block("none", 4, 4)], 82, strict=True),
 ]

@@ -104,6 +104,8 @@ def run_node(op, ins, at):
         return [np.where(ins[0], ins[1], ins[2])]
     if op == "Gather":
         return [np.take(ins[0], ins[1], axis=at.get("axis", 0))]
+    if op == "IsNaN":
+        return [np.isnan(ins[0])]
     if op == "Sqrt":
         return [np.sqrt(ins[0])]
     if op == "Einsum":

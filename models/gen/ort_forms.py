@@ -213,3 +213,54 @@ def tf_einsum(hidden=16, heads=4, head_size=4, opset=13, seed=0):
               h.make_tensor_value_info("input_mask", TP.INT64, ["batch", "seq"])]
     outputs = [h.make_tensor_value_info("output", TP.FLOAT, ["batch", "seq", hidden])]
     return model(n, "tf2onnx_attention", inputs, outputs, init, opset)
+
+
+def bart_sdpa(hidden=16, heads=4, batch=2, seq=8, with_mask=True, opset=18, seed=0):
+    """The SDPA attention Hugging Face transformers 4.49+ exports for BART, as ONNX Runtime's BART fusion test
+    writes it: static shapes, K transposed through the heads merged into the batch (Reshape to
+    (B·H, S, D), Transpose (0, 2, 1), Reshape to (B, H, D, S)), Q and K each multiplied by 1/sqrt(D), a
+    bool (B, 1, T, S) mask turned additive by Where(mask, 0, -1e9), and the Where(IsNaN(p), 0, p) guard."""
+    wt = Weights(seed)
+    d = hidden // heads
+    n = [h.make_node("LayerNormalization", ["input_1", "ln_weight", "ln_bias"], ["ln_out"], "ln", axis=-1,
+                     epsilon=1e-5)]
+    for x in "qkv":
+        n += [h.make_node("MatMul", ["ln_out", f"w_{x}"], [f"matmul_{x}"], f"matmul_{x}"),
+              h.make_node("Add", [f"matmul_{x}", f"b_{x}"], [f"add_{x}"], f"add_{x}"),
+              h.make_node("Reshape", [f"add_{x}", "shape_4d"], [f"reshape_{x}"], f"reshape_{x}"),
+              h.make_node("Transpose", [f"reshape_{x}"], [f"transpose_{x}"], f"transpose_{x}", perm=[0, 2, 1, 3])]
+    n += [h.make_node("Reshape", ["transpose_k", "shape_k_3d"], ["k_3d"], "k_reshape_3d"),
+          h.make_node("Transpose", ["k_3d"], ["k_3d_t"], "k_transpose_3d", perm=[0, 2, 1]),
+          h.make_node("Reshape", ["k_3d_t", "shape_kt_4d"], ["k_4d_t"], "k_reshape_4d"),
+          h.make_node("Mul", ["transpose_q", "scale"], ["q_scaled"], "q_scale"),
+          h.make_node("Mul", ["k_4d_t", "scale"], ["k_scaled"], "k_scale"),
+          h.make_node("MatMul", ["q_scaled", "k_scaled"], ["scores"], "matmul_qk")]
+    scores = "scores"
+    if with_mask:
+        n += [h.make_node("Where", ["attention_mask", "zero", "neg_1e9"], ["mask_add"], "mask_where"),
+              h.make_node("Add", ["scores", "mask_add"], ["scores_masked"], "add_mask")]
+        scores = "scores_masked"
+    n += [h.make_node("Softmax", [scores], ["probs"], "softmax", axis=-1),
+          h.make_node("IsNaN", ["probs"], ["is_nan"], "isnan"),
+          h.make_node("Where", ["is_nan", "zero", "probs"], ["probs_guarded"], "nan_guard"),
+          h.make_node("MatMul", ["probs_guarded", "transpose_v"], ["context"], "matmul_qkv"),
+          h.make_node("Transpose", ["context"], ["context_t"], "transpose_qkv", perm=[0, 2, 1, 3]),
+          h.make_node("Reshape", ["context_t", "shape_out"], ["context_r"], "reshape_qkv"),
+          h.make_node("MatMul", ["context_r", "w_o"], ["proj"], "matmul_o"),
+          h.make_node("Add", ["proj", "b_o"], ["proj_b"], "add_o"),
+          h.make_node("Add", ["ln_out", "proj_b"], ["skip"], "add_skip"),
+          h.make_node("LayerNormalization", ["skip", "ln2_weight", "ln2_bias"], ["output"], "ln_2", axis=-1,
+                      epsilon=1e-5)]
+    init = [wt.w("ln_weight", hidden), wt.w("ln_bias", hidden), wt.w("ln2_weight", hidden), wt.w("ln2_bias", hidden),
+            wt.w("w_q", hidden, hidden), wt.w("w_k", hidden, hidden), wt.w("w_v", hidden, hidden),
+            wt.w("b_q", hidden), wt.w("b_k", hidden), wt.w("b_v", hidden), wt.w("w_o", hidden, hidden),
+            wt.w("b_o", hidden), ints("shape_4d", [batch, seq, heads, d]), ints("shape_k_3d", [batch * heads, seq, d]),
+            ints("shape_kt_4d", [batch, heads, d, seq]), ints("shape_out", [batch, seq, hidden]),
+            nh.from_array(np.array(d ** -0.5, dtype=np.float32), "scale"),
+            nh.from_array(np.array(0.0, dtype=np.float32), "zero"),
+            nh.from_array(np.array(-1e9, dtype=np.float32), "neg_1e9")]
+    inputs = [h.make_tensor_value_info("input_1", TP.FLOAT, [batch, seq, hidden])]
+    if with_mask:
+        inputs.append(h.make_tensor_value_info("attention_mask", TP.BOOL, [batch, 1, seq, seq]))
+    outputs = [h.make_tensor_value_info("output", TP.FLOAT, [batch, seq, hidden])]
+    return model(n, "bart_sdpa_attention", inputs, outputs, init, opset)
