@@ -81,6 +81,16 @@ def bart_inputs(with_mask):
     return make
 
 
+def dit_inputs(k_input):
+    def make(rng):
+        if not k_input:
+            return {"input_0": rng.standard_normal((2, 4, 32)).astype(np.float32)}
+        return {"q_bnsh": rng.standard_normal((2, 4, 4, 8)).astype(np.float32) * 0.1,
+                "k_bnhs": rng.standard_normal((2, 4, 8, 4)).astype(np.float32) * 0.1,
+                "v_bnsh": rng.standard_normal((2, 4, 4, 8)).astype(np.float32)}
+    return make
+
+
 BART = ("ONNX Runtime's BART SDPA fusion-test form (ort_forms.bart_sdpa, the export of transformers 4.49+): "
         "opset 18, static shapes, K transposed through (B·H, S, D) by Reshape, Transpose (0, 2, 1), Reshape, Q and "
         "K each times 1/sqrt(D), Where(IsNaN(p), 0, p) after the softmax; 4 heads of 4")
@@ -123,4 +133,11 @@ SPECS = [
     spec("ort_bart_sdpa_attention_no_mask", f"{BART}; no mask (the encoder).", lambda: F.bart_sdpa(with_mask=False,
                                                                                                 seed=82),
          bart_inputs(False), [block("none", 4, 4)], 82, strict=True),
+    spec("ort_dit_attention", "ONNX Runtime's DiT fusion-test form (ort_forms.dit, F5-TTS): opset 17, static "
+         "(2, 4, 32) states, Q/K/V MatMul without bias, K transposed again to (B, H, D, S), scores times 100 "
+         "(a custom scale), no mask; 4 heads of 8.", lambda: F.dit(seed=83), dit_inputs(False),
+         [block("none", 4, 8)], 83, strict=True),
+    spec("ort_dit_attention_k_input", "As ort_dit_attention with Q (B, H, S, D), K (B, H, D, S) and V given as "
+         "inputs, K already transposed.", lambda: F.dit(k_input=True, seed=84), dit_inputs(True),
+         [block("none", 4, 8)], 84, strict=True),
 ]

@@ -264,3 +264,38 @@ def bart_sdpa(hidden=16, heads=4, batch=2, seq=8, with_mask=True, opset=18, seed
         inputs.append(h.make_tensor_value_info("attention_mask", TP.BOOL, [batch, 1, seq, seq]))
     outputs = [h.make_tensor_value_info("output", TP.FLOAT, [batch, seq, hidden])]
     return model(n, "bart_sdpa_attention", inputs, outputs, init, opset)
+
+
+def dit(batch=2, seq=4, heads=4, head_dim=8, scale=100.0, k_input=False, opset=17, seed=0):
+    """Diffusion-transformer attention (F5-TTS) as ONNX Runtime's DiT fusion test writes it: static shapes,
+    Q/K/V MatMul, Reshape (B, S, H, D), Transpose (0, 2, 1, 3), K transposed again to (B, H, D, S) (or given
+    so as an input with `k_input`), scores times a custom scale (100), Softmax, P·V, heads merged."""
+    wt = Weights(seed)
+    hidden = heads * head_dim
+    n, init = [], [floats("attn_scale", scale), ints("shape_4d", [batch, seq, heads, head_dim]),
+                   ints("shape_out", [batch, seq, hidden])]
+    if k_input:
+        q, kt, v = "q_bnsh", "k_bnhs", "v_bnsh"
+        inputs = [h.make_tensor_value_info("q_bnsh", TP.FLOAT, [batch, heads, seq, head_dim]),
+                  h.make_tensor_value_info("k_bnhs", TP.FLOAT, [batch, heads, head_dim, seq]),
+                  h.make_tensor_value_info("v_bnsh", TP.FLOAT, [batch, heads, seq, head_dim])]
+    else:
+        for x in "qkv":
+            n += [h.make_node("MatMul", ["input_0", f"w_{x}"], [f"proj_{x}"], f"matmul_{x}"),
+                  h.make_node("Reshape", [f"proj_{x}", "shape_4d"], [f"reshape_{x}"], f"reshape_{x}"),
+                  h.make_node("Transpose", [f"reshape_{x}"], [f"{x}_bnsh"], f"transpose_{x}", perm=[0, 2, 1, 3])]
+            init.append(wt.w(f"w_{x}", hidden, hidden))
+        n.append(h.make_node("Transpose", ["k_bnsh"], ["k_bnhs"], "k_pre_transpose", perm=[0, 1, 3, 2]))
+        q, kt, v = "q_bnsh", "k_bnhs", "v_bnsh"
+        inputs = [h.make_tensor_value_info("input_0", TP.FLOAT, [batch, seq, hidden])]
+    n += [h.make_node("MatMul", [q, kt], ["scores"], "matmul_qk"),
+          h.make_node("Mul", ["scores", "attn_scale"], ["scores_scaled"], "scale"),
+          h.make_node("Softmax", ["scores_scaled"], ["probs"], "softmax", axis=-1),
+          h.make_node("MatMul", ["probs", v], ["context"], "matmul_qkv"),
+          h.make_node("Transpose", ["context"], ["context_t"], "transpose_qkv", perm=[0, 2, 1, 3]),
+          h.make_node("Reshape", ["context_t", "shape_out"], ["output_0" if k_input else "context_r"], "reshape_qkv")]
+    if not k_input:
+        n.append(h.make_node("MatMul", ["context_r", "w_o"], ["output_0"], "matmul_o"))
+        init.append(wt.w("w_o", hidden, hidden))
+    outputs = [h.make_tensor_value_info("output_0", TP.FLOAT, [batch, seq, hidden])]
+    return model(n, "dit_attention", inputs, outputs, init, opset)
