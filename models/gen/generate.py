@@ -20,12 +20,14 @@ import catalog_gpt  # noqa: E402
 import catalog_hf  # noqa: E402
 import catalog_negative  # noqa: E402
 import catalog_ort  # noqa: E402
+import catalog_sdpa  # noqa: E402
 import catalog_window  # noqa: E402
 from export import torch_export, torch_outputs, write_folder  # noqa: E402
 from spec import GraphSpec  # noqa: E402
 
 ALL = (catalog_attention.SPECS + catalog_gpt.SPECS + catalog_hf.SPECS + catalog_negative.SPECS
-       + [catalog_external.SPEC] + catalog_forms.SPECS + catalog_window.SPECS + catalog_ort.SPECS)
+       + [catalog_external.SPEC] + catalog_forms.SPECS + catalog_window.SPECS + catalog_ort.SPECS
+       + catalog_sdpa.SPECS)
 
 
 def generate_graph(spec, models_dir):
