@@ -9,6 +9,7 @@ from onnx import helper, numpy_helper
 
 import hf_gpt2
 import hf_llama
+import hf_qwen3
 from spec import SEQ, ModelSpec, block
 
 VOCAB, D_MODEL, HEADS, LAYERS, CTX = 97, 64, 4, 2, 64
@@ -129,6 +130,14 @@ LLAMA_SHAPE = (f"LLaMA as Hugging Face writes it (modeling_llama, eager, legacy 
                "arange > cache_position, padding by ScatterND) sliced to the key length, float32 softmax")
 
 
+def build_qwen3():
+    return hf_qwen3.Qwen3ForCausalLM(VOCAB, D_MODEL, HEADS, LLAMA_KV_HEADS, LAYERS, LLAMA_FF)
+
+
+QWEN3_SHAPE = LLAMA_SHAPE.replace("LLaMA as Hugging Face writes it (modeling_llama", "Qwen3 as Hugging Face writes it "
+                                  "(modeling_qwen3") + "; q_norm and k_norm (RMSNorm over the head dim) before RoPE"
+
+
 def build_llama():
     return hf_llama.LlamaForCausalLM(VOCAB, D_MODEL, HEADS, LLAMA_KV_HEADS, LAYERS, LLAMA_FF)
 
@@ -209,4 +218,17 @@ SPECS = [
               input_names=["input_ids", "attention_mask", "position_ids"] + KV_IN,
               output_names=["logits"] + KV_OUT, dynamic_axes=POS_DECODE_AXES, attention_blocks=BLOCKS,
               expected_fusions=2, seed=44, extra={"past_length": PAST}, save_model=tie_lm_head),
+    ModelSpec(name="hf_qwen3_prefill",
+              description=f"{QWEN3_SHAPE}. Prefill: input_ids and attention_mask (B, T) in, logits and "
+              f"present.N.key/value out. Sample: T {PROMPT}, batch row 1 left-padded by {PAD}.",
+              build=build_qwen3, make_inputs=prefill_inputs, input_names=["input_ids", "attention_mask"],
+              output_names=["logits"] + KV_OUT, dynamic_axes=PREFILL_AXES, attention_blocks=LLAMA_BLOCKS,
+              expected_fusions=LAYERS, seed=47),
+    ModelSpec(name="hf_qwen3_decode",
+              description=f"{QWEN3_SHAPE}. Decode: input_ids (B, T), attention_mask (B, past+T) and "
+              "past_key_values.N.key/value in, logits and present.N.key/value out. Sample: past "
+              f"{PAST} (the presents of a real prefix), T {NEW}, batch row 1 left-padded by {PAD}.",
+              build=build_qwen3, make_inputs=decode_inputs, input_names=["input_ids", "attention_mask"] + KV_IN,
+              output_names=["logits"] + KV_OUT, dynamic_axes=DECODE_AXES, attention_blocks=LLAMA_BLOCKS,
+              expected_fusions=LAYERS, seed=48, extra={"past_length": PAST}),
 ]
