@@ -77,3 +77,20 @@ SPECS = [
               attention_blocks=[block("window+padding", HEADS, HEAD_DIM, KV_HEADS, window=5)],
               expected_fusions=1, seed=65, extra={"past_length": PAST}),
 ]
+
+import hf_gemma2  # noqa: E402
+
+GEMMA_T = 13
+SPECS.append(
+    ModelSpec(name="hf_gemma2_softcap_window",
+              description=f"Two Gemma 2 attention blocks as Hugging Face writes them (d_model {D_MODEL}, {HEADS} heads "
+              f"of {HEAD_DIM}): scores times query_pre_attn_scalar ** -0.5 (24), soft-capped tanh(w / 50) * 50, plus "
+              "the 4-D causal + padding mask of _update_causal_mask; the first (sliding) layer also hides keys 4 or "
+              "more back by where(tril(ones_like(mask, bool), -4), finfo.min, mask). Sample: T "
+              f"{GEMMA_T}, batch row 0 left-padded and row 1 right-padded by {PAD}.",
+              build=lambda: hf_gemma2.Gemma2Layers(D_MODEL, HEADS), make_inputs=prefill_inputs(GEMMA_T),
+              input_names=["x", "attention_mask"], output_names=["y"],
+              dynamic_axes={"x": SEQ, "attention_mask": SEQ, "y": SEQ},
+              attention_blocks=[block("window+padding", HEADS, HEAD_DIM, window=4),
+                                block("causal+padding", HEADS, HEAD_DIM)],
+              expected_fusions=2, seed=66))
