@@ -2,6 +2,8 @@
 GPT-2 (hf_gpt2.py), a prefill graph and a decode graph with past_key_values; one LLaMA attention
 block with the 4-D mask of _update_causal_mask, and the whole LLaMA decoder (RMSNorm, rotary
 embeddings, grouped K/V heads, SwiGLU) as a prefill and a decode graph (hf_llama.py)."""
+import dataclasses
+
 import numpy as np
 import onnx
 import torch
@@ -231,4 +233,20 @@ SPECS = [
               build=build_qwen3, make_inputs=decode_inputs, input_names=["input_ids", "attention_mask"] + KV_IN,
               output_names=["logits"] + KV_OUT, dynamic_axes=DECODE_AXES, attention_blocks=LLAMA_BLOCKS,
               expected_fusions=LAYERS, seed=48, extra={"past_length": PAST}),
+]
+
+
+def variant(name, suffix, description, **changes):
+    """A spec of SPECS exported another way (another opset, or static shapes): the same module, seed and inputs."""
+    base = next(s for s in SPECS if s.name == name)
+    return dataclasses.replace(base, name=f"{name}_{suffix}", description=f"{base.description} {description}",
+                               **changes)
+
+
+SPECS += [
+    variant("hf_gpt2_decode", "op13", "Exported at opset 13.", opset=13),
+    variant("hf_llama_prefill", "op14", "Exported at opset 14 (the lowest with Trilu, which torch.triu needs).",
+            opset=14),
+    variant("hf_llama_decode", "static", "Exported without dynamic axes: every shape is the sample's, so constant "
+            "folding turns the causal part of the mask into a constant buffer holding finfo.min.", dynamic_axes={}),
 ]

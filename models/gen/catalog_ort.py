@@ -126,18 +126,20 @@ SPECS = [
          "(ort_forms.tf_einsum), opset 13: Einsum projections 'abc,cde->abde', scores 'aecd,abcd->acbe' (keys as "
          "the first operand), context 'acbe,aecd->abcd', output 'abcd,cde->abe', the mask Unsqueezed to "
          f"(B, 1, 1, S) and Sliced with int32 ends of 1e9, (1 - mask) * -10000; 4 heads of 4. {SAMPLE}shows only "
-         "its last key.", lambda: F.tf_einsum(seed=80), bert_inputs(9, 16, np.int64), padding_block(4, 4), 80),
+         "its last key.", lambda: F.tf_einsum(seed=80), bert_inputs(9, 16, np.int64),
+         # The scale multiplies Q on its (B, S, H, D) layout, before the Einsum: the fused op reads it scaled.
+         [block("padding", 4, 4, scale=1.0)], 80),
     spec("ort_bart_sdpa_attention", f"{BART}; a bool (B, 1, T, S) mask input made additive by Where(mask, 0, "
          "-1e9). Sample: a causal mask, batch row 1's last 2 keys hidden from the rows before them.",
-         lambda: F.bart_sdpa(seed=81), bart_inputs(True), [block("explicit", 4, 4)], 81, strict=True),
+         lambda: F.bart_sdpa(seed=81), bart_inputs(True), [block("explicit", 4, 4, scale=0.25)], 81, strict=True),
     spec("ort_bart_sdpa_attention_no_mask", f"{BART}; no mask (the encoder).", lambda: F.bart_sdpa(with_mask=False,
                                                                                                 seed=82),
-         bart_inputs(False), [block("none", 4, 4)], 82, strict=True),
+         bart_inputs(False), [block("none", 4, 4, scale=0.25)], 82, strict=True),
     spec("ort_dit_attention", "ONNX Runtime's DiT fusion-test form (ort_forms.dit, F5-TTS): opset 17, static "
          "(2, 4, 32) states, Q/K/V MatMul without bias, K transposed again to (B, H, D, S), scores times 100 "
          "(a custom scale), no mask; 4 heads of 8.", lambda: F.dit(seed=83), dit_inputs(False),
-         [block("none", 4, 8)], 83, strict=True),
+         [block("none", 4, 8, scale=100.0)], 83, strict=True),
     spec("ort_dit_attention_k_input", "As ort_dit_attention with Q (B, H, S, D), K (B, H, D, S) and V given as "
          "inputs, K already transposed.", lambda: F.dit(k_input=True, seed=84), dit_inputs(True),
-         [block("none", 4, 8)], 84, strict=True),
+         [block("none", 4, 8, scale=100.0)], 84, strict=True),
 ]

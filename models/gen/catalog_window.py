@@ -91,6 +91,6 @@ SPECS.append(
               build=lambda: hf_gemma2.Gemma2Layers(D_MODEL, HEADS), make_inputs=prefill_inputs(GEMMA_T),
               input_names=["x", "attention_mask"], output_names=["y"],
               dynamic_axes={"x": SEQ, "attention_mask": SEQ, "y": SEQ},
-              attention_blocks=[block("window+padding", HEADS, HEAD_DIM, window=4),
-                                block("causal+padding", HEADS, HEAD_DIM)],
+              attention_blocks=[block("window+padding", HEADS, HEAD_DIM, window=4, scale=24.0 ** -0.5),
+                                block("causal+padding", HEADS, HEAD_DIM, scale=24.0 ** -0.5)],
               expected_fusions=2, seed=66))

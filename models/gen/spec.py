@@ -24,10 +24,13 @@ class ModelSpec:
     save_model: Optional[Callable] = None   # (onnx model, path) -> None; default onnx.save
 
 
-def block(mask, num_heads, head_dim, kv_num_heads=None, window=None):
-    """One attention_blocks entry of model.json."""
-    return {"mask": mask, "window": window, "num_heads": num_heads,
-            "kv_num_heads": kv_num_heads or num_heads, "head_dim": head_dim}
+def block(mask, num_heads, head_dim, kv_num_heads=None, window=None, scale=None):
+    """One attention_blocks entry of model.json; `scale` where the fused op's differs from 1/sqrt(head_dim)."""
+    entry = {"mask": mask, "window": window, "num_heads": num_heads,
+             "kv_num_heads": kv_num_heads or num_heads, "head_dim": head_dim}
+    if scale is not None:
+        entry["scale"] = scale
+    return entry
 
 
 def x_inputs(d_in, num_tokens, batch=2):

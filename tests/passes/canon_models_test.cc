@@ -30,6 +30,7 @@ const std::map<std::string, std::string>& KnownShapeGaps() {
   static const auto* gaps = new std::map<std::string, std::string>{
       {"hf_gpt2_decode", "Conv1D's [B·T, N] rows viewed back as [B, T, N] lose their symbols past the KV-cache Concat"},
       {"hf_gpt2_pos_decode", "the same Conv1D form as hf_gpt2_decode (the same module, position ids given)"},
+      {"hf_gpt2_decode_op13", "the same Conv1D form as hf_gpt2_decode (the same module at opset 13)"},
       {"ort_gpt2_attention_past", "the Gemm projection's [B·T, N] rows viewed back by Shape(context), past the "
                                   "KV-cache Concat, as in hf_gpt2_decode"},
       {"ort_gpt2_attention_past_swapped", "the same Gemm form as ort_gpt2_attention_past"}};

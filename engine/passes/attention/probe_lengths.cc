@@ -59,10 +59,12 @@ class Collector {
   explicit Collector(int64_t cap) : cap_(cap) {}
 
   // One length-like number read by `where`; false when it is beyond the cap.
-  bool Add(double v, bool integer, const std::string& where) {
+  bool Add(double v, const std::string& where) {
     if (!std::isfinite(v)) return true;
     const double a = std::fabs(v);
-    if (integer && a >= kSentinel) return true;
+    // Lengths this large are unreachable whatever the type: an integer is a
+    // "to the end" sentinel, a float a fill (finfo.min folded into a buffer).
+    if (a >= kSentinel) return true;
     if (a > static_cast<double>(cap_)) {
       refusal_ = absl::StrCat("the mask's constant ", v, " (", where, ") is beyond the probe lengths' cap of ", cap_,
                               ": the mask cannot be proven at lengths that reach it");
@@ -76,7 +78,7 @@ class Collector {
   bool AddTensor(const Tensor& t, const Node& reader, int index, bool value_use) {
     const std::string where = absl::StrCat("input ", index, " of ", reader.Describe());
     for (int64_t d : t.shape())
-      if (!Add(static_cast<double>(d), true, where)) return false;
+      if (!Add(static_cast<double>(d), where)) return false;
     const bool integer = IsIntegerType(t.type());
     if (!integer && !IsFloatType(t.type())) return true;  // bool: its dims are all there is
     auto values = pattern::TensorAsDoubles(t);
@@ -90,7 +92,7 @@ class Collector {
     }  // a float buffer (0 / -inf / -1e4 entries): values, not positions
     for (double v : picked) {
       if (!integer && value_use && std::fabs(v) > static_cast<double>(cap_)) continue;  // a fill value
-      if (!Add(v, integer, where)) return false;
+      if (!Add(v, where)) return false;
     }
     return true;
   }
@@ -99,10 +101,10 @@ class Collector {
     for (const auto& [name, value] : n.attributes().all()) {
       const std::string where = absl::StrCat("attribute ", name, " of ", n.Describe());
       if (const int64_t* i = std::get_if<int64_t>(&value)) {
-        if (!Add(static_cast<double>(*i), true, where)) return false;
+        if (!Add(static_cast<double>(*i), where)) return false;
       } else if (const auto* list = std::get_if<std::vector<int64_t>>(&value)) {
         for (int64_t x : *list)
-          if (!Add(static_cast<double>(x), true, where)) return false;
+          if (!Add(static_cast<double>(x), where)) return false;
       }
     }
     return true;
