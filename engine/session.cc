@@ -1,6 +1,7 @@
 // attune::Session, the public face of SessionImpl.
 #include "attune/session.h"
 
+#include <cstdint>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -13,6 +14,12 @@
 
 namespace attune {
 namespace {
+
+int IndexOf(const std::vector<TensorInfo>& infos, const std::string& name) {
+  for (size_t i = 0; i < infos.size(); ++i)
+    if (infos[i].name == name) return static_cast<int>(i);
+  return -1;
+}
 
 ImportOptions ToImportOptions(const SessionOptions& options) {
   ImportOptions import;
@@ -46,27 +53,67 @@ const FusionReport& Session::fusion_report() const { return impl_->report(); }
 absl::StatusOr<NamedTensors> Session::Run(const NamedTensors& inputs) const { return impl_->Run(inputs); }
 
 absl::Status Session::RunInto(const NamedTensors& inputs, const NamedTensorViews& outputs) const {
+  return RunInto(inputs, outputs, RunOptions{});
+}
+
+absl::Status Session::CheckCacheBuffer(const std::string& past, const std::string& present) const {
+  const int in = IndexOf(impl_->inputs(), past);
+  if (in < 0) return absl::InvalidArgumentError(absl::StrCat("the model has no input ", QuoteName(past)));
+  const int out = IndexOf(impl_->outputs(), present);
+  if (out < 0) return absl::InvalidArgumentError(absl::StrCat("the model has no output ", QuoteName(present)));
+  return impl_->plan().CheckCacheBinding(in, out);
+}
+
+absl::Status Session::RunInto(const NamedTensors& inputs, const NamedTensorViews& outputs,
+                              const RunOptions& options) const {
+  // The cache buffers: each past becomes an input viewing the start of its
+  // buffer at the past's shape (read for the shape only), each present is
+  // appended in the buffer by the attention kernel.
+  NamedTensors all_inputs = inputs;
+  std::vector<PlanCacheBinding> caches;
+  std::vector<bool> bound_output(impl_->outputs().size(), false);
+  for (const CacheBuffer& c : options.caches) {
+    RETURN_IF_ERROR(CheckCacheBuffer(c.past, c.present));
+    const int in = IndexOf(impl_->inputs(), c.past);
+    const int out = IndexOf(impl_->outputs(), c.present);
+    const TensorView& v = c.buffer;
+    if (v.type != ElementType::kFloat32 || v.shape.size() != 4 || c.length < 0 || c.length > v.shape[2] ||
+        v.data == nullptr || reinterpret_cast<uintptr_t>(v.data) % alignof(float) != 0)
+      return absl::InvalidArgumentError(absl::StrCat(
+          "cache buffer for ", QuoteName(c.past), " is ", ElementTypeName(v.type), ShapeToString(v.shape),
+          " holding ", c.length, " rows; expected aligned float32 (batch, heads, capacity, head_dim) with the rows "
+          "within the capacity"));
+    for (const auto& [name, t] : inputs)
+      if (name == c.past)
+        return absl::InvalidArgumentError(
+            absl::StrCat("input ", QuoteName(name), " is bound to a cache buffer and given as an input too"));
+    if (bound_output[out])
+      return absl::InvalidArgumentError(absl::StrCat("present ", QuoteName(c.present), " is bound twice"));
+    bound_output[out] = true;
+    ASSIGN_OR_RETURN(Tensor buffer, Tensor::Borrow(v));
+    ASSIGN_OR_RETURN(Tensor past, Tensor::Borrow({v.type, {v.shape[0], v.shape[1], c.length, v.shape[3]}, v.data}));
+    all_inputs.emplace_back(c.past, std::move(past));
+    caches.push_back({in, out, CacheAppend{std::move(buffer), c.length, c.rows_finite}});
+  }
+
   // Per graph output, the caller's buffer (empty when the caller gave none).
   const std::vector<TensorInfo>& graph_outputs = impl_->outputs();
   std::vector<Tensor> buffers(graph_outputs.size());
   std::vector<size_t> index_of(outputs.size());
   for (size_t i = 0; i < outputs.size(); ++i) {
     const auto& [name, view] = outputs[i];
-    size_t index = graph_outputs.size();
-    for (size_t o = 0; o < graph_outputs.size() && index == graph_outputs.size(); ++o)
-      if (graph_outputs[o].name == name) index = o;
-    if (index == graph_outputs.size())
-      return absl::InvalidArgumentError(absl::StrCat("the model has no output ", QuoteName(name)));
-    if (!buffers[index].empty())
+    const int index = IndexOf(graph_outputs, name);
+    if (index < 0) return absl::InvalidArgumentError(absl::StrCat("the model has no output ", QuoteName(name)));
+    if (!buffers[index].empty() || bound_output[index])
       return absl::InvalidArgumentError(absl::StrCat("output ", QuoteName(name), " is given twice"));
     auto buffer = Tensor::Borrow(view);
     if (!buffer.ok())
       return absl::InvalidArgumentError(
           absl::StrCat("output buffer for ", QuoteName(name), ": ", buffer.status().message()));
     buffers[index] = *std::move(buffer);
-    index_of[i] = index;
+    index_of[i] = static_cast<size_t>(index);
   }
-  ASSIGN_OR_RETURN(NamedTensors results, impl_->Run(inputs, nullptr, &buffers));
+  ASSIGN_OR_RETURN(NamedTensors results, impl_->Run(all_inputs, nullptr, &buffers, caches.empty() ? nullptr : &caches));
   for (size_t i = 0; i < outputs.size(); ++i) {
     const auto& [name, view] = outputs[i];
     const Tensor& computed = results[index_of[i]].second;

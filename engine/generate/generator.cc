@@ -107,18 +107,47 @@ struct Generator::State {
   DecoderSignature prefill_sig;
   DecoderSignature decode_sig;
   std::vector<size_t> prefill_present;  // per decode binding, the prefill output index in prefill_sig.cache
+  std::vector<CachePath> cache_paths;   // per decode binding
 };
+
+namespace {
+
+// Whether each decode cache tensor can be one appended buffer: a separate key
+// or value tensor, float32 (B, H, S, D) growing on axis 2, and a pair the
+// session can bind (its fused attention reads the past and writes the present).
+std::vector<CachePath> FindCachePaths(const Session& decode, const DecoderSignature& sig) {
+  std::vector<CachePath> paths;
+  for (const CacheBinding& b : sig.cache) {
+    CachePath path{b.past, false, ""};
+    const TensorInfo* info = FindInfo(decode.inputs(), b.past);
+    if (b.kind == "kv") {
+      path.why_not = "key and value are one tensor";
+    } else if (info == nullptr || info->type != ElementType::kFloat32 || info->shape.size() != 4 || b.seq_axis != 2) {
+      path.why_not = "not a float32 (batch, heads, seq, dim) tensor growing on axis 2";
+    } else if (absl::Status ok = decode.CheckCacheBuffer(b.past, b.present); !ok.ok()) {
+      path.why_not = std::string(ok.message());
+    } else {
+      path.appended = true;
+    }
+    paths.push_back(std::move(path));
+  }
+  return paths;
+}
+
+}  // namespace
 
 Generator::Generator(std::unique_ptr<State> state) : state_(std::move(state)) {}
 Generator::~Generator() = default;
 
 const DecoderSignature& Generator::decode_signature() const { return state_->decode_sig; }
+const std::vector<CachePath>& Generator::cache_paths() const { return state_->cache_paths; }
 
 absl::StatusOr<std::unique_ptr<Generator>> Generator::Create(const Session& decode, const NameOverrides& overrides) {
   auto state = std::make_unique<State>();
   state->decode = &decode;
   ASSIGN_OR_RETURN(state->decode_sig, FindDecoderSignature(decode, overrides, true));
   RETURN_IF_ERROR(CheckFeedable(decode, state->decode_sig, "the model's"));
+  state->cache_paths = FindCachePaths(decode, state->decode_sig);
   return std::unique_ptr<Generator>(new Generator(std::move(state)));
 }
 
@@ -154,6 +183,7 @@ absl::StatusOr<std::unique_ptr<Generator>> Generator::Create(const Session& pref
       if (p[j].layer == d[i].layer && p[j].kind == d[i].kind) found = j;
     state->prefill_present.push_back(found == p.size() ? i : found);
   }
+  state->cache_paths = FindCachePaths(decode, state->decode_sig);
   return std::unique_ptr<Generator>(new Generator(std::move(state)));
 }
 
@@ -300,13 +330,20 @@ absl::StatusOr<GenerationResult> Generator::Generate(const std::vector<std::vect
   if (options.inplace_cache) {
     std::vector<KvCache::Spec> specs;
     for (size_t i = 0; i < dsig.cache.size(); ++i)
-      specs.push_back({dsig.cache[i].past, presents[i].type(), presents[i].shape(), dsig.cache[i].seq_axis});
+      specs.push_back({dsig.cache[i].past, presents[i].type(), presents[i].shape(), dsig.cache[i].seq_axis,
+                       dsig.cache[i].present,
+                       options.append_cache && s.cache_paths[i].appended && presents[i].type() == ElementType::kFloat32 &&
+                           presents[i].rank() == 4});
     ASSIGN_OR_RETURN(KvCache c, KvCache::Create(std::move(specs), capacity, options.max_cache_bytes));
     cache = std::move(c);
     cache->SetLength(layout.prompt_len);
     for (size_t i = 0; i < presents.size(); ++i) RETURN_IF_ERROR(cache->Load(i, presents[i]));
     presents.clear();
   }
+  RunOptions run_options;  // the appended tensors' bindings; lengths set per step
+  if (cache.has_value())
+    for (size_t i = 0; i < cache->size(); ++i)
+      if (cache->appended(i)) run_options.caches.push_back(cache->Binding(i));
   Tensor logits_buffer;
   if (options.inplace_cache) {
     std::vector<int64_t> shape =
@@ -323,13 +360,15 @@ absl::StatusOr<GenerationResult> Generator::Generate(const std::vector<std::vect
     start = Clock::now();
     if (cache.has_value()) {
       NamedTensorViews into{{dsig.logits, logits_buffer.view()}};
+      for (CacheBuffer& c : run_options.caches) c.length = length;
       for (size_t i = 0; i < dsig.cache.size(); ++i) {
+        if (cache->appended(i)) continue;
         ASSIGN_OR_RETURN(Tensor past, cache->Past(i));
         step_feeds.emplace_back(dsig.cache[i].past, std::move(past));
         ASSIGN_OR_RETURN(TensorView next, cache->Next(i, length + 1));
         into.emplace_back(dsig.cache[i].present, next);
       }
-      RETURN_IF_ERROR(s.decode->RunInto(step_feeds, into));
+      RETURN_IF_ERROR(s.decode->RunInto(step_feeds, into, run_options));
       cache->Advance(length + 1);
       ASSIGN_OR_RETURN(rows, LastLogits(logits_buffer, layout.batch));
     } else {
