@@ -69,7 +69,8 @@ absl::Status Session::RunInto(const NamedTensors& inputs, const NamedTensorViews
   // The cache buffers: each past becomes an input viewing the start of its
   // buffer at the past's shape (read for the shape only), each present is
   // appended in the buffer by the attention kernel.
-  NamedTensors all_inputs = inputs;
+  NamedTensors all_inputs;  // inputs plus the bound pasts, when there are any
+  if (!options.caches.empty()) all_inputs = inputs;
   std::vector<PlanCacheBinding> caches;
   std::vector<bool> bound_output(impl_->outputs().size(), false);
   for (const CacheBuffer& c : options.caches) {
@@ -113,7 +114,8 @@ absl::Status Session::RunInto(const NamedTensors& inputs, const NamedTensorViews
     buffers[index] = *std::move(buffer);
     index_of[i] = static_cast<size_t>(index);
   }
-  ASSIGN_OR_RETURN(NamedTensors results, impl_->Run(all_inputs, nullptr, &buffers, caches.empty() ? nullptr : &caches));
+  ASSIGN_OR_RETURN(NamedTensors results, impl_->Run(caches.empty() ? inputs : all_inputs, nullptr, &buffers,
+                                                    caches.empty() ? nullptr : &caches));
   for (size_t i = 0; i < outputs.size(); ++i) {
     const auto& [name, view] = outputs[i];
     const Tensor& computed = results[index_of[i]].second;
