@@ -147,7 +147,7 @@ absl::Status Generate(const Args& args) {
     for (const std::string& line : DescribeDecoderSignature(generator->decode_signature()))
       std::printf("%s\n", line.c_str());
     for (const CachePath& path : generator->cache_paths())
-      std::printf("cache %s: %s\n", path.past.c_str(),
+      std::printf("cache path      %s: %s\n", path.past.c_str(),
                   path.appended ? "appended in place" : absl::StrCat("ping-pong (", path.why_not, ")").c_str());
   }
   // Which path the cache takes: "append" (every tensor one buffer the model
@@ -160,8 +160,8 @@ absl::Status Generate(const Args& args) {
                                                             : "append+ping-pong";
   if (options.inplace_cache && appended < paths.size()) {
     const auto first = std::find_if(paths.begin(), paths.end(), [](const CachePath& p) { return !p.appended; });
-    std::fprintf(stderr, "note: %zu of %zu cache tensors are kept in two buffers in turn, not appended in place; %s: %s\n",
-                 paths.size() - appended, paths.size(), QuoteName(first->past).c_str(), first->why_not.c_str());
+    std::fprintf(stderr, "note: %zu of %zu cache tensors are kept in two buffers in turn, not appended in place: %s\n",
+                 paths.size() - appended, paths.size(), first->why_not.c_str());
   }
 
   // Streaming: one prompt, to a terminal, not JSON.

@@ -121,9 +121,10 @@ std::vector<CachePath> FindCachePaths(const Session& decode, const DecoderSignat
     CachePath path{b.past, false, ""};
     const TensorInfo* info = FindInfo(decode.inputs(), b.past);
     if (b.kind == "kv") {
-      path.why_not = "key and value are one tensor";
+      path.why_not = absl::StrCat("past ", QuoteName(b.past), " holds key and value in one tensor");
     } else if (info == nullptr || info->type != ElementType::kFloat32 || info->shape.size() != 4 || b.seq_axis != 2) {
-      path.why_not = "not a float32 (batch, heads, seq, dim) tensor growing on axis 2";
+      path.why_not =
+          absl::StrCat("past ", QuoteName(b.past), " is not a float32 (batch, heads, seq, dim) tensor growing on axis 2");
     } else if (absl::Status ok = decode.CheckCacheBuffer(b.past, b.present); !ok.ok()) {
       path.why_not = std::string(ok.message());
     } else {
