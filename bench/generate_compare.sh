@@ -35,7 +35,8 @@ ort_home=${ORT_HOME:-$HOME/.cache/ort-reference}
 ids=$(/usr/bin/python3 -c "print(','.join(str((i * 37 + 11) % 97) for i in range($prompt_len)))")
 field() { /usr/bin/python3 -c "import json,sys; print(json.loads(sys.stdin.read().strip().splitlines()[-1])['$1'])"; }
 
-echo "model $(basename "$model"), prompt $prompt_len tokens, $new new tokens, greedy, batch 1"
+name=$(basename "$model"); [ "$name" != model.onnx ] || name=$(basename "$(dirname "$model")")/$name
+echo "model $name, prompt $prompt_len tokens, $new new tokens, greedy, batch 1"
 echo
 echo "| threads | ORT tokens/s | Attune tokens/s | cache path | Attune copy-per-step tokens/s | Attune vs ORT | Attune vs copy | same tokens |"
 echo "|---|---|---|---|---|---|---|---|"
