@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "core/common/escape.h"
@@ -56,27 +57,34 @@ absl::Status Session::RunInto(const NamedTensors& inputs, const NamedTensorViews
   return RunInto(inputs, outputs, RunOptions{});
 }
 
-absl::Status Session::CheckCacheBuffer(const std::string& past, const std::string& present) const {
-  const int in = IndexOf(impl_->inputs(), past);
+namespace {
+
+absl::Status CheckCachePair(const SessionImpl& impl, const std::string& past, const std::string& present) {
+  const int in = IndexOf(impl.inputs(), past);
   if (in < 0) return absl::InvalidArgumentError(absl::StrCat("the model has no input ", QuoteName(past)));
-  const int out = IndexOf(impl_->outputs(), present);
+  const int out = IndexOf(impl.outputs(), present);
   if (out < 0) return absl::InvalidArgumentError(absl::StrCat("the model has no output ", QuoteName(present)));
-  return impl_->plan().CheckCacheBinding(in, out);
+  return impl.plan().CheckCacheBinding(in, out);
 }
 
-absl::Status Session::RunInto(const NamedTensors& inputs, const NamedTensorViews& outputs,
-                              const RunOptions& options) const {
-  // The cache buffers: each past becomes an input viewing the start of its
-  // buffer at the past's shape (read for the shape only), each present is
-  // appended in the buffer by the attention kernel.
-  NamedTensors all_inputs;  // inputs plus the bound pasts, when there are any
-  if (!options.caches.empty()) all_inputs = inputs;
+// The cache buffers of one run: each past becomes an input viewing the start
+// of its buffer at the past's shape (read for the shape only), each present is
+// appended in the buffer by the attention kernel.
+struct BoundCaches {
+  NamedTensors inputs;  // the caller's inputs plus the bound pasts
   std::vector<PlanCacheBinding> caches;
-  std::vector<bool> bound_output(impl_->outputs().size(), false);
+  std::vector<bool> bound_output;  // per graph output
+};
+
+absl::StatusOr<BoundCaches> BindCaches(const SessionImpl& impl, const NamedTensors& inputs,
+                                       const RunOptions& options) {
+  BoundCaches bound;
+  bound.inputs = inputs;
+  bound.bound_output.assign(impl.outputs().size(), false);
   for (const CacheBuffer& c : options.caches) {
-    RETURN_IF_ERROR(CheckCacheBuffer(c.past, c.present));
-    const int in = IndexOf(impl_->inputs(), c.past);
-    const int out = IndexOf(impl_->outputs(), c.present);
+    RETURN_IF_ERROR(CheckCachePair(impl, c.past, c.present));
+    const int in = IndexOf(impl.inputs(), c.past);
+    const int out = IndexOf(impl.outputs(), c.present);
     const TensorView& v = c.buffer;
     if (v.type != ElementType::kFloat32 || v.shape.size() != 4 || c.length < 0 || c.length > v.shape[2] ||
         v.data == nullptr || reinterpret_cast<uintptr_t>(v.data) % alignof(float) != 0)
@@ -88,14 +96,40 @@ absl::Status Session::RunInto(const NamedTensors& inputs, const NamedTensorViews
       if (name == c.past)
         return absl::InvalidArgumentError(
             absl::StrCat("input ", QuoteName(name), " is bound to a cache buffer and given as an input too"));
-    if (bound_output[out])
+    if (bound.bound_output[out])
       return absl::InvalidArgumentError(absl::StrCat("present ", QuoteName(c.present), " is bound twice"));
-    bound_output[out] = true;
+    bound.bound_output[out] = true;
     ASSIGN_OR_RETURN(Tensor buffer, Tensor::Borrow(v));
     ASSIGN_OR_RETURN(Tensor past, Tensor::Borrow({v.type, {v.shape[0], v.shape[1], c.length, v.shape[3]}, v.data}));
-    all_inputs.emplace_back(c.past, std::move(past));
-    caches.push_back({in, out, CacheAppend{std::move(buffer), c.length, c.rows_finite}});
+    bound.inputs.emplace_back(c.past, std::move(past));
+    bound.caches.push_back({in, out, CacheAppend{std::move(buffer), c.length, c.rows_finite}});
   }
+  return bound;
+}
+
+}  // namespace
+
+absl::Status Session::CheckCacheBuffer(const std::string& past, const std::string& present) const {
+  return CheckCachePair(*impl_, past, present);
+}
+
+absl::StatusOr<NamedTensors> Session::Run(const NamedTensors& inputs, const RunOptions& options) const {
+  if (options.caches.empty()) return impl_->Run(inputs);
+  ASSIGN_OR_RETURN(const BoundCaches bound, BindCaches(*impl_, inputs, options));
+  ASSIGN_OR_RETURN(NamedTensors results, impl_->Run(bound.inputs, nullptr, nullptr, &bound.caches));
+  NamedTensors unbound;  // the bound presents live in their buffers
+  for (size_t o = 0; o < results.size(); ++o)
+    if (!bound.bound_output[o]) unbound.push_back(std::move(results[o]));
+  return unbound;
+}
+
+absl::Status Session::RunInto(const NamedTensors& inputs, const NamedTensorViews& outputs,
+                              const RunOptions& options) const {
+  std::optional<BoundCaches> bound;
+  if (!options.caches.empty()) {
+    ASSIGN_OR_RETURN(bound, BindCaches(*impl_, inputs, options));
+  }
+  auto is_bound = [&](int o) { return bound.has_value() && bound->bound_output[o]; };
 
   // Per graph output, the caller's buffer (empty when the caller gave none).
   const std::vector<TensorInfo>& graph_outputs = impl_->outputs();
@@ -105,7 +139,7 @@ absl::Status Session::RunInto(const NamedTensors& inputs, const NamedTensorViews
     const auto& [name, view] = outputs[i];
     const int index = IndexOf(graph_outputs, name);
     if (index < 0) return absl::InvalidArgumentError(absl::StrCat("the model has no output ", QuoteName(name)));
-    if (!buffers[index].empty() || bound_output[index])
+    if (!buffers[index].empty() || is_bound(index))
       return absl::InvalidArgumentError(absl::StrCat("output ", QuoteName(name), " is given twice"));
     auto buffer = Tensor::Borrow(view);
     if (!buffer.ok())
@@ -114,8 +148,8 @@ absl::Status Session::RunInto(const NamedTensors& inputs, const NamedTensorViews
     buffers[index] = *std::move(buffer);
     index_of[i] = static_cast<size_t>(index);
   }
-  ASSIGN_OR_RETURN(NamedTensors results, impl_->Run(caches.empty() ? inputs : all_inputs, nullptr, &buffers,
-                                                    caches.empty() ? nullptr : &caches));
+  ASSIGN_OR_RETURN(NamedTensors results, impl_->Run(bound ? bound->inputs : inputs, nullptr, &buffers,
+                                                    bound ? &bound->caches : nullptr));
   for (size_t i = 0; i < outputs.size(); ++i) {
     const auto& [name, view] = outputs[i];
     const Tensor& computed = results[index_of[i]].second;

@@ -277,23 +277,45 @@ absl::StatusOr<GenerationResult> Generator::Generate(const std::vector<std::vect
   // Prefill: the prompt through the prefill graph, or through the decode graph with an empty cache.
   ASSIGN_OR_RETURN(NamedTensors feeds,
                    role_feeds(first, psig, layout.PromptIds(prompts, pad_id), 0, layout.prompt_len));
+  // Through the decode graph alone, the appended tensors' buffers exist before
+  // the prompt: it is written into them (an empty past bound), not copied.
+  std::optional<KvCache> cache;
+  RunOptions prompt_options;
   if (s.prefill == nullptr) {
-    for (const CacheBinding& b : dsig.cache) {
+    std::vector<KvCache::Spec> specs;
+    bool any_appended = false;
+    for (size_t i = 0; i < dsig.cache.size(); ++i) {
+      const CacheBinding& b = dsig.cache[i];
       const TensorInfo* info = FindInfo(s.decode->inputs(), b.past);
       ASSIGN_OR_RETURN(std::vector<int64_t> shape, EmptyPastShape(*info, b.seq_axis, layout.batch));
       // Checked up front, so that a cache too large fails before the prompt runs.
       RETURN_IF_ERROR(KvCache::CheckSize({b.past, info->type, shape, b.seq_axis}, capacity, options.max_cache_bytes));
+      const bool append = options.inplace_cache && options.append_cache && s.cache_paths[i].appended;
+      any_appended |= append;
+      specs.push_back({b.past, info->type, shape, b.seq_axis, b.present, append});
+      if (append) continue;
       ASSIGN_OR_RETURN(Tensor empty, Tensor::Create(info->type, shape));
       feeds.emplace_back(b.past, std::move(empty));
     }
+    if (any_appended) {
+      ASSIGN_OR_RETURN(KvCache c, KvCache::Create(std::move(specs), capacity, options.max_cache_bytes));
+      cache = std::move(c);
+      cache->SetLength(0);
+      for (size_t i = 0; i < cache->size(); ++i)
+        if (cache->appended(i)) prompt_options.caches.push_back(cache->Binding(i));
+    }
   }
   auto start = Clock::now();
-  ASSIGN_OR_RETURN(NamedTensors outputs, first.Run(feeds));
+  ASSIGN_OR_RETURN(NamedTensors outputs, first.Run(feeds, prompt_options));
   result.prefill_ms = ms_since(start);
 
-  // The presents of the prompt, in decode-binding order.
+  // The presents of the prompt, in decode-binding order (empty for those already in the cache).
   std::vector<Tensor> presents;
   for (size_t i = 0; i < dsig.cache.size(); ++i) {
+    if (cache.has_value() && cache->appended(i)) {
+      presents.emplace_back();
+      continue;
+    }
     const std::string& name = s.prefill != nullptr ? psig.cache[s.prefill_present[i]].present : dsig.cache[i].present;
     const Tensor* t = FindTensor(outputs, name);
     if (t == nullptr) return absl::InternalError(absl::StrCat("output ", QuoteName(name), " missing"));
@@ -327,8 +349,7 @@ absl::StatusOr<GenerationResult> Generator::Generate(const std::vector<std::vect
   bool running = choose(0, result.prefill_ms);
 
   // The cache after the prompt.
-  std::optional<KvCache> cache;
-  if (options.inplace_cache) {
+  if (options.inplace_cache && !cache.has_value()) {
     std::vector<KvCache::Spec> specs;
     for (size_t i = 0; i < dsig.cache.size(); ++i)
       specs.push_back({dsig.cache[i].past, presents[i].type(), presents[i].shape(), dsig.cache[i].seq_axis,
@@ -337,8 +358,11 @@ absl::StatusOr<GenerationResult> Generator::Generate(const std::vector<std::vect
                            presents[i].rank() == 4});
     ASSIGN_OR_RETURN(KvCache c, KvCache::Create(std::move(specs), capacity, options.max_cache_bytes));
     cache = std::move(c);
+  }
+  if (cache.has_value()) {
     cache->SetLength(layout.prompt_len);
-    for (size_t i = 0; i < presents.size(); ++i) RETURN_IF_ERROR(cache->Load(i, presents[i]));
+    for (size_t i = 0; i < presents.size(); ++i)
+      if (!presents[i].empty()) RETURN_IF_ERROR(cache->Load(i, presents[i]));
     presents.clear();
   }
   RunOptions run_options;  // the appended tensors' bindings; lengths set per step

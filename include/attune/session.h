@@ -135,6 +135,9 @@ class ATTUNE_API Session {
   /// when a buffer does not fit the model or a pair fails CheckCacheBuffer.
   absl::Status RunInto(const NamedTensors& inputs, const NamedTensorViews& outputs,
                        const RunOptions& options) const;
+  /// Run with cache buffers: returns every output but the bound presents
+  /// (their new rows are in their buffers).
+  absl::StatusOr<NamedTensors> Run(const NamedTensors& inputs, const RunOptions& options) const;
   /// OK when past input `past` and present output `present` may be kept in
   /// one appended CacheBuffer; FailedPrecondition saying why not otherwise
   /// (e.g. attention is not fused, or the present is a plain Concat), and the

@@ -132,8 +132,10 @@ const Tensor& Named(const NamedTensors& tensors, const std::string& name) {
 
 // One appended step against a plain Run on dense tensors, with `past` rows
 // bound and `t` new ones; `spoil` may change the inputs first (both runs see it).
+// With `via_run`, Session::Run with the cache buffers instead of RunInto: it
+// returns every output but the bound presents.
 void CheckAppendedStep(const std::string& model, int64_t past, int64_t t,
-                       const std::function<void(NamedTensors&)>& spoil = {}) {
+                       const std::function<void(NamedTensors&)>& spoil = {}, bool via_run = false) {
   SCOPED_TRACE(model);
   SessionOptions options;
   options.threads = 1;
@@ -186,7 +188,17 @@ void CheckAppendedStep(const std::string& model, int64_t past, int64_t t,
   }
   const Tensor& dense_logits = Named(*dense, sig->logits);
   Tensor logits = *Tensor::Create(ElementType::kFloat32, dense_logits.shape());
-  ASSERT_TRUE((*session)->RunInto(feeds, {{sig->logits, logits.view()}}, run).ok());
+  if (via_run) {
+    auto results = (*session)->Run(feeds, run);
+    ASSERT_TRUE(results.ok()) << results.status();
+    ASSERT_EQ(results->size(), (*session)->outputs().size() - sig->cache.size());
+    for (const auto& [name, tensor] : *results)
+      for (const CacheBinding& b : sig->cache) EXPECT_NE(name, b.present);
+    logits = Named(*results, sig->logits);
+  } else {
+    const absl::Status status = (*session)->RunInto(feeds, {{sig->logits, logits.view()}}, run);
+    ASSERT_TRUE(status.ok()) << status;
+  }
 
   for (int64_t i = 0; i < logits.num_elements(); ++i)
     ASSERT_EQ(Bits(logits.data<float>()[i]), Bits(dense_logits.data<float>()[i])) << "logit " << i;
@@ -221,6 +233,8 @@ TEST_P(AppendedCacheTest, OnlyTheNewRowsAreWrittenAndResultsEqualADenseRun) {
   CheckAppendedStep(GetParam(), 5, 1);
   CheckAppendedStep(GetParam(), 4, 3);
   CheckAppendedStep(GetParam(), 0, 4);  // the prompt through the decode graph: an empty past
+  CheckAppendedStep(GetParam(), 0, 4, {}, /*via_run=*/true);
+  CheckAppendedStep(GetParam(), 3, 2, {}, /*via_run=*/true);
 }
 
 // A non-finite past entry reaches the output the same way as on dense
