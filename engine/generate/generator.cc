@@ -124,7 +124,8 @@ std::vector<CachePath> FindCachePaths(const Session& decode, const DecoderSignat
       path.why_not = absl::StrCat("past ", QuoteName(b.past), " holds key and value in one tensor");
     } else if (info == nullptr || info->type != ElementType::kFloat32 || info->shape.size() != 4 || b.seq_axis != 2) {
       path.why_not =
-          absl::StrCat("past ", QuoteName(b.past), " is not a float32 (batch, heads, seq, dim) tensor growing on axis 2");
+          absl::StrCat("past ", QuoteName(b.past),
+                       " is not a float32 (batch, heads, seq, dim) tensor growing on axis 2");
     } else if (absl::Status ok = decode.CheckCacheBuffer(b.past, b.present); !ok.ok()) {
       path.why_not = std::string(ok.message());
     } else {
@@ -351,11 +352,12 @@ absl::StatusOr<GenerationResult> Generator::Generate(const std::vector<std::vect
   // The cache after the prompt.
   if (options.inplace_cache && !cache.has_value()) {
     std::vector<KvCache::Spec> specs;
-    for (size_t i = 0; i < dsig.cache.size(); ++i)
+    for (size_t i = 0; i < dsig.cache.size(); ++i) {
+      const bool append = options.append_cache && s.cache_paths[i].appended &&
+                          presents[i].type() == ElementType::kFloat32 && presents[i].rank() == 4;
       specs.push_back({dsig.cache[i].past, presents[i].type(), presents[i].shape(), dsig.cache[i].seq_axis,
-                       dsig.cache[i].present,
-                       options.append_cache && s.cache_paths[i].appended && presents[i].type() == ElementType::kFloat32 &&
-                           presents[i].rank() == 4});
+                       dsig.cache[i].present, append});
+    }
     ASSIGN_OR_RETURN(KvCache c, KvCache::Create(std::move(specs), capacity, options.max_cache_bytes));
     cache = std::move(c);
   }

@@ -102,7 +102,8 @@ absl::Status AppendToCache(KernelContext& ctx, const AttentionShapes& s, int64_t
     for (int64_t h = 0; h < s.kv_heads; ++h) {
       auto* dst = reinterpret_cast<unsigned char*>(out + ((b * s.kv_heads + h) * capacity + s.past_len) * dim);
       for (int64_t t = 0; t < s.new_kv_len; ++t) {
-        const int64_t row = s.three_d ? (b * s.new_kv_len + t) * s.kv_heads + h : (b * s.kv_heads + h) * s.new_kv_len + t;
+        const int64_t row =
+            s.three_d ? (b * s.new_kv_len + t) * s.kv_heads + h : (b * s.kv_heads + h) * s.new_kv_len + t;
         if (row_bytes > 0)
           fresh_finite &= CopyRows(dst, new_rows + static_cast<size_t>(row) * row_bytes, row_bytes, true);
         dst += row_bytes;

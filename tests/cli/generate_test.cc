@@ -73,13 +73,15 @@ TEST(GenerateCliTest, UnfusedModelReportsThePingPongCache) {
   args.push_back("--show-convention");
   const CliResult fused = RunCli(args);
   ASSERT_EQ(fused.exit_code, 0) << Describe(fused);
-  EXPECT_NE(fused.out.find("cache path      past_key_values.1.value: appended in place"), std::string::npos) << fused.out;
+  EXPECT_NE(fused.out.find("cache path      past_key_values.1.value: appended in place"), std::string::npos)
+      << fused.out;
   EXPECT_EQ(fused.err.find("note:"), std::string::npos) << fused.err;
   EXPECT_NE(fused.out.find("append cache)"), std::string::npos) << fused.out;
   args.push_back("--no-fuse");
   const CliResult unfused = RunCli(args);
   ASSERT_EQ(unfused.exit_code, 0) << Describe(unfused);
-  EXPECT_NE(unfused.out.find("cache path      past_key_values.0.key: ping-pong (past"), std::string::npos) << unfused.out;
+  EXPECT_NE(unfused.out.find("cache path      past_key_values.0.key: ping-pong (past"), std::string::npos)
+      << unfused.out;
 }
 
 TEST(GenerateCliTest, PrefillAndDecodeModels) {

@@ -165,7 +165,8 @@ void CheckAppendedStep(const std::string& model, int64_t past, int64_t t,
   }
   for (size_t i = 0; i < sig->cache.size(); ++i) {
     const CacheBinding& b = sig->cache[i];
-    ASSERT_TRUE((*session)->CheckCacheBuffer(b.past, b.present).ok()) << (*session)->CheckCacheBuffer(b.past, b.present);
+    const absl::Status bindable = (*session)->CheckCacheBuffer(b.past, b.present);
+    ASSERT_TRUE(bindable.ok()) << bindable;
     const Tensor& p = Named(inputs, b.past);
     const std::vector<int64_t>& s = p.shape();
     Tensor buffer = *Tensor::Create(ElementType::kFloat32, {s[0], s[1], capacity, s[3]});
@@ -219,7 +220,8 @@ void CheckAppendedStep(const std::string& model, int64_t past, int64_t t,
             ASSERT_EQ(Bits(data[at]), Bits(present.data<float>()[(bh * (past + t) + r) * s[3] + d]))
                 << "new row " << r << " of block " << bh;
           } else {
-            ASSERT_EQ(Bits(data[at]), kPoison) << "row " << r << " after the new ones of block " << bh << " was written";
+            ASSERT_EQ(Bits(data[at]), kPoison)
+                << "row " << r << " after the new ones of block " << bh << " was written";
           }
           if (r < past + t) all_finite &= std::isfinite(data[at]);
         }
