@@ -94,7 +94,10 @@ absl::StatusOr<std::unique_ptr<Plan>> Plan::Compile(const Graph& graph, const Ke
   absl::flat_hash_map<const Node*, int> step_of;
   for (size_t s = 0; s < order.size(); ++s) step_of[order[s]] = static_cast<int>(s);
   auto port_of = [&](const CacheSite& site) {
-    return site.node != nullptr ? CachePort{step_of.at(site.node), site.port, ""} : CachePort{-1, -1, site.why_not};
+    if (site.node == nullptr) return CachePort{-1, -1, site.why_not};
+    auto it = step_of.find(site.node);
+    return it != step_of.end() ? CachePort{it->second, site.port, ""}
+                               : CachePort{-1, -1, "its attention node is not in the plan"};
   };
   for (Value* in : graph.inputs()) {
     if (in->is_constant()) continue;  // an input with an initializer default is served by the constant
