@@ -112,7 +112,8 @@ absl::StatusOr<std::unique_ptr<SessionImpl>> SessionImpl::Create(std::unique_ptr
 }
 
 absl::StatusOr<NamedTensors> SessionImpl::Run(const NamedTensors& inputs, const NodeObserver* observer,
-                                              const std::vector<Tensor>* output_buffers) const {
+                                              const std::vector<Tensor>* output_buffers,
+                                              const std::vector<PlanCacheBinding>* caches) const {
   absl::flat_hash_map<std::string, const Tensor*> by_name;
   for (const auto& [name, tensor] : inputs) {
     if (!by_name.emplace(name, &tensor).second)
@@ -132,7 +133,7 @@ absl::StatusOr<NamedTensors> SessionImpl::Run(const NamedTensors& inputs, const 
     return absl::InvalidArgumentError(absl::StrCat("unknown input ", QuoteName(by_name.begin()->first),
                                                    " (the model's inputs: ", absl::StrJoin(names, ", "), ")"));
   }
-  ASSIGN_OR_RETURN(std::vector<Tensor> results, plan_->Run(std::move(ordered), observer, output_buffers));
+  ASSIGN_OR_RETURN(std::vector<Tensor> results, plan_->Run(std::move(ordered), observer, output_buffers, caches));
   NamedTensors named;
   for (size_t i = 0; i < results.size(); ++i) named.emplace_back(outputs_[i].name, std::move(results[i]));
   return named;

@@ -42,8 +42,11 @@ class SessionImpl {
 
   /// Runs the plan on named inputs (never copied). `output_buffers`, when given,
   /// holds per graph output a caller buffer to compute it in (see Plan::Run).
+  /// `caches` binds pasts and presents to appended buffers (Plan::Run); the
+  /// bound pasts must be among `inputs` (read for their shape only).
   absl::StatusOr<NamedTensors> Run(const NamedTensors& inputs, const NodeObserver* observer = nullptr,
-                                   const std::vector<Tensor>* output_buffers = nullptr) const;
+                                   const std::vector<Tensor>* output_buffers = nullptr,
+                                   const std::vector<PlanCacheBinding>* caches = nullptr) const;
 
  private:
   SessionOptions options_;

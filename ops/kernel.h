@@ -53,6 +53,19 @@ struct KernelInfo {
   const Attributes& attrs() const { return *attributes; }
 };
 
+/// A KV cache kept in one caller buffer across runs: a past input whose rows
+/// are rows [0, length) of `buffer`, and the matching present output, whose
+/// new rows the kernel appends at [length, length + new) instead of writing
+/// the whole present. Only fused attention's past_key / past_value inputs
+/// take one (the plan checks that before binding, engine/exec/plan.h).
+struct CacheAppend {
+  Tensor buffer;       // float32 [batch][kv_heads][capacity][dim], caller memory
+  int64_t length = 0;  // rows of every (batch, head) holding the past
+  /// In: every row in [0, length) is known finite (false: unknown, the kernel
+  /// checks). Out: the same for [0, length + new). May be null.
+  bool* rows_finite = nullptr;
+};
+
 /// Inputs and outputs of one kernel invocation.
 class KernelContext {
  public:
@@ -77,6 +90,13 @@ class KernelContext {
   /// Per output, a caller-owned buffer to allocate it in (empty Tensor = none);
   /// set by the executor for graph outputs the caller gave memory for.
   void set_preassigned_outputs(const std::vector<Tensor>* buffers) { preassigned_ = buffers; }
+  /// Per input, the cache buffer it is bound to (nullptr = none); set by the
+  /// executor for the past inputs the caller bound (Session RunOptions).
+  void set_cache_appends(const std::vector<const CacheAppend*>* appends) { cache_appends_ = appends; }
+  /// The cache buffer input i is bound to, or nullptr.
+  const CacheAppend* cache_append(int i) const {
+    return cache_appends_ != nullptr && i < static_cast<int>(cache_appends_->size()) ? (*cache_appends_)[i] : nullptr;
+  }
   /// Sets an output to an existing tensor (for zero-copy ops such as Reshape).
   void SetOutput(int i, Tensor tensor) { (*outputs_)[i] = std::move(tensor); }
   /// A scratch tensor within the session's size limit, owned by the caller.
@@ -98,6 +118,7 @@ class KernelContext {
   std::vector<bool> outputs_wanted_;
   const ExecOptions* options_;
   const std::vector<Tensor>* preassigned_ = nullptr;
+  const std::vector<const CacheAppend*>* cache_appends_ = nullptr;
 
   absl::StatusOr<Tensor*> Allocate(int i, ElementType type, std::vector<int64_t> shape, bool zeroed);
 };

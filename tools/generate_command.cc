@@ -49,7 +49,8 @@ constexpr char kUsage[] =
     "  --warmup N               untimed short generations first (default 0): the first run of a model\n"
     "                           pays one-time set-up costs that would show in the prefill time\n"
     "  --json                   print one JSON object (generated_ids, timings) on the last line\n"
-    "  --show-convention        print the inputs and outputs found for each role before generating\n"
+    "  --show-convention        print the inputs and outputs found for each role, and the path of each\n"
+    "                           cache tensor (appended in place or ping-pong), before generating\n"
     "\n"
     "The summary gives the prompt (prefill) time, the decode steps' median and p90 time, and decode\n"
     "tokens/s (tokens of all prompts produced by decode steps per second; the first token comes from\n"
@@ -142,9 +143,26 @@ absl::Status Generate(const Args& args) {
     if (!g.ok()) return g.status();
     generator = *std::move(g);
   }
-  if (args.Has("show-convention") && !json)
+  if (args.Has("show-convention") && !json) {
     for (const std::string& line : DescribeDecoderSignature(generator->decode_signature()))
       std::printf("%s\n", line.c_str());
+    for (const CachePath& path : generator->cache_paths())
+      std::printf("cache path      %s: %s\n", path.past.c_str(),
+                  path.appended ? "appended in place" : absl::StrCat("ping-pong (", path.why_not, ")").c_str());
+  }
+  // Which path the cache takes: "append" (every tensor one buffer the model
+  // appends to), "ping-pong" (two buffers in turn), both, or "copy".
+  const std::vector<CachePath>& paths = generator->cache_paths();
+  const size_t appended = std::count_if(paths.begin(), paths.end(), [](const CachePath& p) { return p.appended; });
+  const std::string cache_path = !options.inplace_cache      ? "copy"
+                                 : appended == paths.size() ? "append"
+                                 : appended == 0            ? "ping-pong"
+                                                            : "append+ping-pong";
+  if (options.inplace_cache && appended < paths.size()) {
+    const auto first = std::find_if(paths.begin(), paths.end(), [](const CachePath& p) { return !p.appended; });
+    std::fprintf(stderr, "note: %zu of %zu cache tensors are kept in two buffers in turn, not appended in place: %s\n",
+                 paths.size() - appended, paths.size(), first->why_not.c_str());
+  }
 
   // Streaming: one prompt, to a terminal, not JSON.
   const bool stream = !json && prompts.size() == 1 && isatty(STDOUT_FILENO);
@@ -179,7 +197,7 @@ absl::Status Generate(const Args& args) {
                           {"tokens_per_s", result.tokens_per_s},
                           {"decode_steps", result.step_ms.size()},
                           {"batch", prompts.size()},
-                          {"cache", options.inplace_cache ? "inplace" : "copy"}};
+                          {"cache", cache_path}};
     if (vocab) {
       std::vector<std::string> texts;
       for (const auto& ids : result.generated_ids) texts.push_back(vocab->Decode(ids));
@@ -199,7 +217,7 @@ absl::Status Generate(const Args& args) {
                                     return a.size() < b.size();
                                   })->size()));
   std::printf("per token  median %.3f ms, p90 %.3f ms (%zu decode steps, %s cache)\n", result.token_ms_median,
-              result.token_ms_p90, result.step_ms.size(), options.inplace_cache ? "in-place" : "copied");
+              result.token_ms_p90, result.step_ms.size(), cache_path.c_str());
   std::printf("tokens/s   %.1f\n", result.tokens_per_s);
   return absl::OkStatus();
 }

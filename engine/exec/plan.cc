@@ -9,6 +9,8 @@
 #include "absl/strings/str_cat.h"
 #include "core/common/escape.h"
 #include "core/common/status_macros.h"
+#include "core/schema/multi_head_attention.h"
+#include "engine/exec/cache_sites.h"
 #include "ops/common/omp_team_scope.h"
 
 namespace attune {
@@ -89,10 +91,19 @@ absl::StatusOr<std::unique_ptr<Plan>> Plan::Compile(const Graph& graph, const Ke
     if (inserted) ++plan->num_slots_;
     return it->second;
   };
+  absl::flat_hash_map<const Node*, int> step_of;
+  for (size_t s = 0; s < order.size(); ++s) step_of[order[s]] = static_cast<int>(s);
+  auto port_of = [&](const CacheSite& site) {
+    if (site.node == nullptr) return CachePort{-1, -1, site.why_not};
+    auto it = step_of.find(site.node);
+    return it != step_of.end() ? CachePort{it->second, site.port, ""}
+                               : CachePort{-1, -1, "its attention node is not in the plan"};
+  };
   for (Value* in : graph.inputs()) {
     if (in->is_constant()) continue;  // an input with an initializer default is served by the constant
     plan->input_slots_.push_back(slot(in));
     plan->inputs_.push_back({in->name(), in->type(), in->shape()});
+    plan->past_ports_.push_back(port_of(FindPastSite(*in)));
   }
   absl::flat_hash_map<int, int> last_reader;  // slot -> step index
   for (size_t s = 0; s < order.size(); ++s) {
@@ -144,6 +155,7 @@ absl::StatusOr<std::unique_ptr<Plan>> Plan::Compile(const Graph& graph, const Ke
     const int sl = slot(out);
     plan->output_slots_.push_back(sl);
     plan->outputs_.push_back({out->name(), out->type(), out->shape()});
+    plan->present_ports_.push_back(port_of(FindPresentSite(*out)));
     last_reader.erase(sl);  // graph outputs live to the end
     if (out->is_constant() && !out->is_graph_input()) {
       bool seen = false;
@@ -164,6 +176,29 @@ absl::StatusOr<std::unique_ptr<Plan>> Plan::Compile(const Graph& graph, const Ke
     plan->identity_source_.emplace(slot_of.at(out), slot_of.at(source));
   }
   return plan;
+}
+
+absl::Status Plan::CheckCacheBinding(int input, int output) const {
+  if (input < 0 || input >= static_cast<int>(inputs_.size()) || output < 0 ||
+      output >= static_cast<int>(outputs_.size()))
+    return absl::InvalidArgumentError(absl::StrCat("cache binding of input ", input, " and output ", output,
+                                                   " is outside the plan's inputs and outputs"));
+  const CachePort& past = past_ports_[input];
+  const CachePort& present = present_ports_[output];
+  const std::string past_name = QuoteName(inputs_[input].name);
+  const std::string present_name = QuoteName(outputs_[output].name);
+  if (past.step < 0)
+    return absl::FailedPreconditionError(absl::StrCat("past ", past_name, " cannot be read in place: ", past.why_not));
+  if (present.step < 0)
+    return absl::FailedPreconditionError(
+        absl::StrCat("present ", present_name, " cannot be appended in place: ", present.why_not));
+  const int expected_port = past.port == mha::kInputPastKey ? mha::kOutputPresentKey : mha::kOutputPresentValue;
+  if (present.step != past.step || present.port != expected_port)
+    return absl::FailedPreconditionError(absl::StrCat(
+        "past ", past_name, " and present ", present_name, " are not the same cache tensor of one attention node (",
+        NodeLabel(steps_[past.step].node_name, steps_[past.step].op_type), " reads the past, ",
+        NodeLabel(steps_[present.step].node_name, steps_[present.step].op_type), " writes the present)"));
+  return absl::OkStatus();
 }
 
 absl::Status Plan::CheckInputs(const std::vector<Tensor>& inputs) const {
@@ -204,8 +239,24 @@ absl::Status Plan::CheckInputs(const std::vector<Tensor>& inputs) const {
 }
 
 absl::StatusOr<std::vector<Tensor>> Plan::Run(std::vector<Tensor> inputs, const NodeObserver* observer,
-                                               const std::vector<Tensor>* output_buffers) const {
+                                               const std::vector<Tensor>* output_buffers,
+                                               const std::vector<PlanCacheBinding>* caches) const {
   RETURN_IF_ERROR(CheckInputs(inputs));
+  // Per step, per input, the cache buffer it appends to (empty when no binding).
+  std::vector<std::vector<const CacheAppend*>> step_appends;
+  if (caches != nullptr && !caches->empty()) {
+    step_appends.resize(steps_.size());
+    for (const PlanCacheBinding& c : *caches) {
+      RETURN_IF_ERROR(CheckCacheBinding(c.input, c.output));
+      const CachePort& port = past_ports_[c.input];
+      std::vector<const CacheAppend*>& appends = step_appends[port.step];
+      appends.resize(steps_[port.step].input_slots.size(), nullptr);
+      if (appends[port.port] != nullptr)
+        return absl::InvalidArgumentError(
+            absl::StrCat("past ", QuoteName(inputs_[c.input].name), " is bound to two cache buffers"));
+      appends[port.port] = &c.append;
+    }
+  }
   if (output_buffers != nullptr && output_buffers->size() != output_slots_.size())
     return absl::InvalidArgumentError(absl::StrCat("expected ", output_slots_.size(), " output buffers, got ",
                                                    output_buffers->size()));
@@ -227,6 +278,8 @@ absl::StatusOr<std::vector<Tensor>> Plan::Run(std::vector<Tensor> inputs, const 
     }
     std::vector<Tensor> outputs(step.output_slots.size());
     KernelContext ctx(step_inputs, &outputs, step.outputs_wanted, &options_);
+    const size_t step_index = static_cast<size_t>(&step - steps_.data());
+    if (!step_appends.empty() && !step_appends[step_index].empty()) ctx.set_cache_appends(&step_appends[step_index]);
     if (!slot_buffers.empty() && CollectStepBuffers(step, slot_buffers, step_buffers))
       ctx.set_preassigned_outputs(&step_buffers);
     const auto start = std::chrono::steady_clock::now();

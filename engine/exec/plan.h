@@ -38,6 +38,15 @@ struct NodeTiming {
 };
 using NodeObserver = std::function<void(const NodeTiming&)>;
 
+/// A caller's cache buffer for plan input `input` (a past) and plan output
+/// `output` (its present): the past is read as rows [0, length) of the
+/// buffer and the new rows are appended after them (ops/kernel.h CacheAppend).
+struct PlanCacheBinding {
+  int input = -1;
+  int output = -1;
+  CacheAppend append;
+};
+
 class Plan {
  public:
   /// Prepares a kernel for every node; fails naming the node when an op is
@@ -55,8 +64,21 @@ class Plan {
   /// that allocates that output with the same type and shape writes into it, and
   /// the returned tensor then shares its memory; otherwise the output is returned
   /// in memory of its own. Inputs are never copied.
+  ///
+  /// `caches`, when given, binds pasts and presents to appended buffers (each
+  /// checked with CheckCacheBinding); the bound input's tensor is read for its
+  /// shape only, and the bound output is returned as the whole buffer.
   absl::StatusOr<std::vector<Tensor>> Run(std::vector<Tensor> inputs, const NodeObserver* observer = nullptr,
-                                          const std::vector<Tensor>* output_buffers = nullptr) const;
+                                          const std::vector<Tensor>* output_buffers = nullptr,
+                                          const std::vector<PlanCacheBinding>* caches = nullptr) const;
+
+  /// OK when plan input `input` (a past) and plan output `output` (its
+  /// present) may share one appended buffer: one fused attention node reads
+  /// the past as its past_key (past_value), nothing else but shape-only ops
+  /// reads it, and the same node produces the present as its present_key
+  /// (present_value), read by nothing but Identity nodes up to the output.
+  /// FailedPrecondition naming what stands in the way otherwise.
+  absl::Status CheckCacheBinding(int input, int output) const;
 
  private:
   struct Step {
@@ -75,7 +97,17 @@ class Plan {
   static bool CollectStepBuffers(const Step& step, const std::vector<const Tensor*>& slot_buffers,
                                  std::vector<Tensor>& buffers);
 
+  // Per plan input / graph output: the fused attention step and port that
+  // would append it in place (step -1 and the reason when none).
+  struct CachePort {
+    int step = -1;
+    int port = -1;
+    std::string why_not;
+  };
+
   ExecOptions options_;
+  std::vector<CachePort> past_ports_;
+  std::vector<CachePort> present_ports_;
   int num_slots_ = 0;
   std::vector<Step> steps_;
   std::vector<std::pair<int, Tensor>> constants_;

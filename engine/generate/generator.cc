@@ -107,18 +107,49 @@ struct Generator::State {
   DecoderSignature prefill_sig;
   DecoderSignature decode_sig;
   std::vector<size_t> prefill_present;  // per decode binding, the prefill output index in prefill_sig.cache
+  std::vector<CachePath> cache_paths;   // per decode binding
 };
+
+namespace {
+
+// Whether each decode cache tensor can be one appended buffer: a separate key
+// or value tensor, float32 (B, H, S, D) growing on axis 2, and a pair the
+// session can bind (its fused attention reads the past and writes the present).
+std::vector<CachePath> FindCachePaths(const Session& decode, const DecoderSignature& sig) {
+  std::vector<CachePath> paths;
+  for (const CacheBinding& b : sig.cache) {
+    CachePath path{b.past, false, ""};
+    const TensorInfo* info = FindInfo(decode.inputs(), b.past);
+    if (b.kind == "kv") {
+      path.why_not = absl::StrCat("past ", QuoteName(b.past), " holds key and value in one tensor");
+    } else if (info == nullptr || info->type != ElementType::kFloat32 || info->shape.size() != 4 || b.seq_axis != 2) {
+      path.why_not =
+          absl::StrCat("past ", QuoteName(b.past),
+                       " is not a float32 (batch, heads, seq, dim) tensor growing on axis 2");
+    } else if (absl::Status ok = decode.CheckCacheBuffer(b.past, b.present); !ok.ok()) {
+      path.why_not = std::string(ok.message());
+    } else {
+      path.appended = true;
+    }
+    paths.push_back(std::move(path));
+  }
+  return paths;
+}
+
+}  // namespace
 
 Generator::Generator(std::unique_ptr<State> state) : state_(std::move(state)) {}
 Generator::~Generator() = default;
 
 const DecoderSignature& Generator::decode_signature() const { return state_->decode_sig; }
+const std::vector<CachePath>& Generator::cache_paths() const { return state_->cache_paths; }
 
 absl::StatusOr<std::unique_ptr<Generator>> Generator::Create(const Session& decode, const NameOverrides& overrides) {
   auto state = std::make_unique<State>();
   state->decode = &decode;
   ASSIGN_OR_RETURN(state->decode_sig, FindDecoderSignature(decode, overrides, true));
   RETURN_IF_ERROR(CheckFeedable(decode, state->decode_sig, "the model's"));
+  state->cache_paths = FindCachePaths(decode, state->decode_sig);
   return std::unique_ptr<Generator>(new Generator(std::move(state)));
 }
 
@@ -154,6 +185,7 @@ absl::StatusOr<std::unique_ptr<Generator>> Generator::Create(const Session& pref
       if (p[j].layer == d[i].layer && p[j].kind == d[i].kind) found = j;
     state->prefill_present.push_back(found == p.size() ? i : found);
   }
+  state->cache_paths = FindCachePaths(decode, state->decode_sig);
   return std::unique_ptr<Generator>(new Generator(std::move(state)));
 }
 
@@ -246,23 +278,45 @@ absl::StatusOr<GenerationResult> Generator::Generate(const std::vector<std::vect
   // Prefill: the prompt through the prefill graph, or through the decode graph with an empty cache.
   ASSIGN_OR_RETURN(NamedTensors feeds,
                    role_feeds(first, psig, layout.PromptIds(prompts, pad_id), 0, layout.prompt_len));
+  // Through the decode graph alone, the appended tensors' buffers exist before
+  // the prompt: it is written into them (an empty past bound), not copied.
+  std::optional<KvCache> cache;
+  RunOptions prompt_options;
   if (s.prefill == nullptr) {
-    for (const CacheBinding& b : dsig.cache) {
+    std::vector<KvCache::Spec> specs;
+    bool any_appended = false;
+    for (size_t i = 0; i < dsig.cache.size(); ++i) {
+      const CacheBinding& b = dsig.cache[i];
       const TensorInfo* info = FindInfo(s.decode->inputs(), b.past);
       ASSIGN_OR_RETURN(std::vector<int64_t> shape, EmptyPastShape(*info, b.seq_axis, layout.batch));
       // Checked up front, so that a cache too large fails before the prompt runs.
       RETURN_IF_ERROR(KvCache::CheckSize({b.past, info->type, shape, b.seq_axis}, capacity, options.max_cache_bytes));
+      const bool append = options.inplace_cache && options.append_cache && s.cache_paths[i].appended;
+      any_appended |= append;
+      specs.push_back({b.past, info->type, shape, b.seq_axis, b.present, append});
+      if (append) continue;
       ASSIGN_OR_RETURN(Tensor empty, Tensor::Create(info->type, shape));
       feeds.emplace_back(b.past, std::move(empty));
     }
+    if (any_appended) {
+      ASSIGN_OR_RETURN(KvCache c, KvCache::Create(std::move(specs), capacity, options.max_cache_bytes));
+      cache = std::move(c);
+      cache->SetLength(0);
+      for (size_t i = 0; i < cache->size(); ++i)
+        if (cache->appended(i)) prompt_options.caches.push_back(cache->Binding(i));
+    }
   }
   auto start = Clock::now();
-  ASSIGN_OR_RETURN(NamedTensors outputs, first.Run(feeds));
+  ASSIGN_OR_RETURN(NamedTensors outputs, first.Run(feeds, prompt_options));
   result.prefill_ms = ms_since(start);
 
-  // The presents of the prompt, in decode-binding order.
+  // The presents of the prompt, in decode-binding order (empty for those already in the cache).
   std::vector<Tensor> presents;
   for (size_t i = 0; i < dsig.cache.size(); ++i) {
+    if (cache.has_value() && cache->appended(i)) {
+      presents.emplace_back();
+      continue;
+    }
     const std::string& name = s.prefill != nullptr ? psig.cache[s.prefill_present[i]].present : dsig.cache[i].present;
     const Tensor* t = FindTensor(outputs, name);
     if (t == nullptr) return absl::InternalError(absl::StrCat("output ", QuoteName(name), " missing"));
@@ -296,17 +350,27 @@ absl::StatusOr<GenerationResult> Generator::Generate(const std::vector<std::vect
   bool running = choose(0, result.prefill_ms);
 
   // The cache after the prompt.
-  std::optional<KvCache> cache;
-  if (options.inplace_cache) {
+  if (options.inplace_cache && !cache.has_value()) {
     std::vector<KvCache::Spec> specs;
-    for (size_t i = 0; i < dsig.cache.size(); ++i)
-      specs.push_back({dsig.cache[i].past, presents[i].type(), presents[i].shape(), dsig.cache[i].seq_axis});
+    for (size_t i = 0; i < dsig.cache.size(); ++i) {
+      const bool append = options.append_cache && s.cache_paths[i].appended &&
+                          presents[i].type() == ElementType::kFloat32 && presents[i].rank() == 4;
+      specs.push_back({dsig.cache[i].past, presents[i].type(), presents[i].shape(), dsig.cache[i].seq_axis,
+                       dsig.cache[i].present, append});
+    }
     ASSIGN_OR_RETURN(KvCache c, KvCache::Create(std::move(specs), capacity, options.max_cache_bytes));
     cache = std::move(c);
+  }
+  if (cache.has_value()) {
     cache->SetLength(layout.prompt_len);
-    for (size_t i = 0; i < presents.size(); ++i) RETURN_IF_ERROR(cache->Load(i, presents[i]));
+    for (size_t i = 0; i < presents.size(); ++i)
+      if (!presents[i].empty()) RETURN_IF_ERROR(cache->Load(i, presents[i]));
     presents.clear();
   }
+  RunOptions run_options;  // the appended tensors' bindings; lengths set per step
+  if (cache.has_value())
+    for (size_t i = 0; i < cache->size(); ++i)
+      if (cache->appended(i)) run_options.caches.push_back(cache->Binding(i));
   Tensor logits_buffer;
   if (options.inplace_cache) {
     std::vector<int64_t> shape =
@@ -323,13 +387,15 @@ absl::StatusOr<GenerationResult> Generator::Generate(const std::vector<std::vect
     start = Clock::now();
     if (cache.has_value()) {
       NamedTensorViews into{{dsig.logits, logits_buffer.view()}};
+      for (CacheBuffer& c : run_options.caches) c.length = length;
       for (size_t i = 0; i < dsig.cache.size(); ++i) {
+        if (cache->appended(i)) continue;
         ASSIGN_OR_RETURN(Tensor past, cache->Past(i));
         step_feeds.emplace_back(dsig.cache[i].past, std::move(past));
         ASSIGN_OR_RETURN(TensorView next, cache->Next(i, length + 1));
         into.emplace_back(dsig.cache[i].present, next);
       }
-      RETURN_IF_ERROR(s.decode->RunInto(step_feeds, into));
+      RETURN_IF_ERROR(s.decode->RunInto(step_feeds, into, run_options));
       cache->Advance(length + 1);
       ASSIGN_OR_RETURN(rows, LastLogits(logits_buffer, layout.batch));
     } else {

@@ -60,6 +60,16 @@ ATTUNE_API absl::StatusOr<DecoderSignature> FindDecoderSignature(const Session& 
                                                                  const NameOverrides& overrides = {},
                                                                  bool require_past = true);
 
+/// How one cache tensor is kept between decode steps (GenerationOptions::inplace_cache).
+struct CachePath {
+  std::string past;
+  /// true: one buffer, the past read in place and only the new rows written
+  /// (Session CacheBuffer). false: two dense buffers in turn, the model
+  /// writing present = Concat(past, new) whole into the other each step.
+  bool appended = false;
+  std::string why_not;  // when not appended: Session::CheckCacheBuffer's reason, or the layout's
+};
+
 /// How tokens are chosen and how long generation runs.
 struct GenerationOptions {
   int64_t max_new_tokens = 32;
@@ -69,11 +79,15 @@ struct GenerationOptions {
   int64_t top_k = 0;   // 0 = the whole vocabulary
   float top_p = 1.0f;  // nucleus mass kept (1 = all)
   uint64_t seed = 0;   // sampling is reproducible for a seed (own PRNG, per prompt)
-  /// true: the cache lives in buffers allocated once, passed to the model as
-  /// zero-copy views and written by the model straight into their successor.
-  /// false: every step's presents are returned in fresh memory and copied into
-  /// the next step's past (for comparison).
+  /// true: the cache lives in buffers allocated once: one per cache tensor
+  /// that the model's fused attention appends to in place, else two in turn
+  /// (Generator::cache_paths says which). false: every step's presents are
+  /// returned in fresh memory and copied into the next step's past (for
+  /// comparison).
   bool inplace_cache = true;
+  /// With inplace_cache: false keeps every cache tensor in two buffers in
+  /// turn even where it could be appended in place (for comparison).
+  bool append_cache = true;
   /// Longest sequence (prompt + new tokens) allowed when the model's context
   /// is not discoverable; 0 = no limit. A discovered context wins if smaller.
   int64_t max_context = 0;
@@ -115,6 +129,9 @@ class ATTUNE_API Generator {
   Generator& operator=(const Generator&) = delete;
 
   const DecoderSignature& decode_signature() const;
+  /// Per decode cache binding (decode_signature().cache order), the path its
+  /// tensor takes with inplace_cache.
+  const std::vector<CachePath>& cache_paths() const;
 
   /// Runs the prompts as one batch (left-padded to the longest, masked by
   /// attention_mask) and returns each prompt's new tokens. InvalidArgument for

@@ -63,6 +63,33 @@ using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
 
 class SessionImpl;  // opaque: defined inside the library
 
+/// A KV cache tensor kept in one caller buffer across runs, for
+/// Session::RunInto's RunOptions: the past input is read in place as rows
+/// [0, length) of `buffer`, and only the new rows of the present output are
+/// written, at rows [length, length + new) (new = the present's length minus
+/// `length`). Rows outside those are never written. Valid only where
+/// Session::CheckCacheBuffer says OK: the past is read by one fused attention
+/// node (and shape-only ops) and the present is that node's.
+struct CacheBuffer {
+  std::string past;     // graph input, e.g. "past_key_values.0.key"
+  std::string present;  // graph output, e.g. "present.0.key"
+  /// The whole buffer: float32, (batch, heads, capacity, head_dim).
+  TensorView buffer;
+  int64_t length = 0;  // rows of every (batch, head) that hold the past
+  /// In: every row in [0, length) is known finite (false: unknown, the run
+  /// checks them). Out: the same for the rows after the run. May be null
+  /// (checked every run). Keeps non-finite handling exact without rereading
+  /// the whole cache each step.
+  bool* rows_finite = nullptr;
+};
+
+/// Per-run options of RunInto.
+struct RunOptions {
+  /// Past/present pairs kept in appended buffers: their past inputs are not
+  /// given in RunInto's inputs nor their presents in its outputs.
+  std::vector<CacheBuffer> caches;
+};
+
 /// A caller-owned output buffer for RunInto: output name and the memory to fill.
 using NamedTensorViews = std::vector<std::pair<std::string, TensorView>>;
 
@@ -103,6 +130,19 @@ class ATTUNE_API Session {
   /// from the computed output, or names no output. Buffers must not overlap the
   /// inputs or each other; after an error their contents are unspecified.
   absl::Status RunInto(const NamedTensors& inputs, const NamedTensorViews& outputs) const;
+  /// RunInto with cache buffers (RunOptions::caches): each bound past is read
+  /// from its buffer and each bound present appended to it; InvalidArgument
+  /// when a buffer does not fit the model or a pair fails CheckCacheBuffer.
+  absl::Status RunInto(const NamedTensors& inputs, const NamedTensorViews& outputs,
+                       const RunOptions& options) const;
+  /// Run with cache buffers: returns every output but the bound presents
+  /// (their new rows are in their buffers).
+  absl::StatusOr<NamedTensors> Run(const NamedTensors& inputs, const RunOptions& options) const;
+  /// OK when past input `past` and present output `present` may be kept in
+  /// one appended CacheBuffer; FailedPrecondition saying why not otherwise
+  /// (e.g. attention is not fused, or the present is a plain Concat), and the
+  /// caller then keeps a dense past and a separate present.
+  absl::Status CheckCacheBuffer(const std::string& past, const std::string& present) const;
 
   /// Writes the optimised graph as an ONNX model (fused attention as ONNX Attention where expressible).
   absl::Status SaveOptimizedModel(const std::string& path) const;

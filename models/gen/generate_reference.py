@@ -112,6 +112,8 @@ def main():
          catalog_hf.VOCAB, False),
         ("hf_gpt2_pos_decode", hf_step(build(spec_named(catalog_hf.SPECS, "hf_gpt2_pos_decode")), True),
          catalog_hf.VOCAB, True),
+        ("hf_llama_decode", hf_step(build(spec_named(catalog_hf.SPECS, "hf_llama_decode")), False),
+         catalog_hf.VOCAB, False),
     ]
     for name, step, vocab, batched in models:
         ref = {"max_new_tokens": MAX_NEW, "cases": cases(step, vocab, 7, batched)}

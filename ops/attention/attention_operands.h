@@ -19,7 +19,8 @@ struct AttentionOperands {
   /// Converted or concatenated data the views point into.
   std::vector<Tensor> buffers;
   /// Whether every K (V) entry is known finite: found while a float32 cache
-  /// was concatenated, so that the non-finite rules need not read it again.
+  /// was concatenated (or the new rows appended, with the binding's memory of
+  /// the earlier rows), so that the non-finite rules need not read it again.
   bool k_finite = false;
   bool v_finite = false;
 };
@@ -30,7 +31,10 @@ StridedView HeadView(const float* data, bool three_d, int64_t heads, int64_t seq
 
 /// Builds the views (zero-copy for float32 inputs without a cache) and writes
 /// present_key / present_value (= Concat(past, new) along the sequence, 4-D,
-/// in the input element type) when the node asks for them.
+/// in the input element type) when the node asks for them. A past bound to a
+/// cache buffer (KernelContext::cache_append) is read in place through its
+/// capacity stride instead, and only the new rows are written, after it; the
+/// present output is then the whole buffer.
 absl::StatusOr<AttentionOperands> PrepareAttentionOperands(KernelContext& ctx, const AttentionShapes& s,
                                                            const Tensor& q, const Tensor& k, const Tensor& v,
                                                            const Tensor* past_key, const Tensor* past_value);

@@ -43,10 +43,45 @@ TEST(GenerateCliTest, JsonMatchesPyTorchGreedyIds) {
         EXPECT_EQ(out["generated_ids"], c["generated_ids"]) << name;
         for (const char* key : {"prefill_ms", "token_ms_median", "token_ms_p90", "tokens_per_s"})
           EXPECT_TRUE(out[key].is_number()) << key;
-        EXPECT_EQ(out["cache"], inplace ? "inplace" : "copy");
+        EXPECT_EQ(out["cache"], inplace ? "append" : "copy");
       }
     }
   }
+}
+
+// Without fusion the cache falls back to two buffers in turn: the JSON says
+// so, a note on stderr says why, --show-convention shows each tensor's path,
+// and the tokens are PyTorch's.
+TEST(GenerateCliTest, UnfusedModelReportsThePingPongCache) {
+  const json ref =
+      json::parse(ReadFile(attune::testing::SourceDir() + "/models/hf_gpt2_decode/generate_reference.json"));
+  const json& c = ref["cases"][0];
+  const std::vector<std::string> common = {
+      "generate", Model("hf_gpt2_decode"), "--prompt-ids", IdList(c["prompts"][0].get<std::vector<int64_t>>()),
+      "--max-new-tokens", std::to_string(ref["max_new_tokens"].get<int>()), "--threads", "1"};
+  std::vector<std::string> args = common;
+  for (const char* a : {"--no-fuse", "--json"}) args.push_back(a);
+  const CliResult r = RunCli(args);
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  const json out = LastLineJson(r);
+  EXPECT_EQ(out["cache"], "ping-pong");
+  EXPECT_EQ(out["generated_ids"], c["generated_ids"]);
+  EXPECT_NE(r.err.find("note: 4 of 4 cache tensors are kept in two buffers in turn"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("cannot be read in place"), std::string::npos) << r.err;
+
+  args = common;
+  args.push_back("--show-convention");
+  const CliResult fused = RunCli(args);
+  ASSERT_EQ(fused.exit_code, 0) << Describe(fused);
+  EXPECT_NE(fused.out.find("cache path      past_key_values.1.value: appended in place"), std::string::npos)
+      << fused.out;
+  EXPECT_EQ(fused.err.find("note:"), std::string::npos) << fused.err;
+  EXPECT_NE(fused.out.find("append cache)"), std::string::npos) << fused.out;
+  args.push_back("--no-fuse");
+  const CliResult unfused = RunCli(args);
+  ASSERT_EQ(unfused.exit_code, 0) << Describe(unfused);
+  EXPECT_NE(unfused.out.find("cache path      past_key_values.0.key: ping-pong (past"), std::string::npos)
+      << unfused.out;
 }
 
 TEST(GenerateCliTest, PrefillAndDecodeModels) {

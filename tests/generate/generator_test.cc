@@ -107,23 +107,36 @@ std::unique_ptr<Generator> MakeGenerator(const ModelParam& p, std::unique_ptr<Se
   return g.ok() ? *std::move(g) : nullptr;
 }
 
+// The three ways of keeping the cache: appended in place, two buffers in turn, copied per step.
+struct CacheMode {
+  const char* name;
+  bool inplace;
+  bool append;
+};
+constexpr CacheMode kCacheModes[] = {{"append", true, true}, {"ping-pong", true, false}, {"copy", false, false}};
+
 TEST_P(GeneratorModelTest, GreedyEqualsPlainRunLoopAndPyTorch) {
   std::unique_ptr<Session> decode, prefill;
   std::unique_ptr<Generator> generator = MakeGenerator(GetParam(), decode, prefill);
   ASSERT_NE(generator, nullptr);
+  // Every attention block of these models is fused, so every cache tensor is appended in place.
+  ASSERT_EQ(generator->cache_paths().size(), generator->decode_signature().cache.size());
+  for (const CachePath& path : generator->cache_paths())
+    EXPECT_TRUE(path.appended) << path.past << ": " << path.why_not;
   const nlohmann::json ref = Reference(GetParam().name);
   const int64_t max_new = ref["max_new_tokens"];
   int cases = 0;
   for (const nlohmann::json& c : ref["cases"]) {
     const auto prompts = c["prompts"].get<std::vector<std::vector<int64_t>>>();
     const auto expected = c["generated_ids"].get<std::vector<std::vector<int64_t>>>();
-    for (bool inplace : {true, false}) {
+    for (const CacheMode& mode : kCacheModes) {
       GenerationOptions options;
       options.max_new_tokens = max_new;
-      options.inplace_cache = inplace;
+      options.inplace_cache = mode.inplace;
+      options.append_cache = mode.append;
       auto result = generator->Generate(prompts, options);
       ASSERT_TRUE(result.ok()) << result.status();
-      EXPECT_EQ(result->generated_ids, expected) << "PyTorch, inplace " << inplace << ", case " << cases;
+      EXPECT_EQ(result->generated_ids, expected) << "PyTorch, cache " << mode.name << ", case " << cases;
       EXPECT_EQ(result->step_ms.size(), static_cast<size_t>(max_new - 1));
       EXPECT_GT(result->tokens_per_s, 0);
       EXPECT_LE(result->token_ms_median, result->token_ms_p90);
@@ -138,10 +151,38 @@ TEST_P(GeneratorModelTest, GreedyEqualsPlainRunLoopAndPyTorch) {
 INSTANTIATE_TEST_SUITE_P(Models, GeneratorModelTest,
                          ::testing::Values(ModelParam{"gpt_kvcache", ""}, ModelParam{"hf_gpt2_decode", ""},
                                            ModelParam{"hf_gpt2_pos_decode", ""},
-                                           ModelParam{"hf_gpt2_pos_decode", "hf_gpt2_pos_prefill"}),
+                                           ModelParam{"hf_gpt2_pos_decode", "hf_gpt2_pos_prefill"},
+                                           ModelParam{"hf_llama_decode", ""}),
                          [](const auto& info) {
                            return info.param.name + (info.param.prefill.empty() ? "" : "_with_prefill");
                          });
+
+// Without the fusions no attention node reads the pasts: every cache tensor
+// falls back to two buffers in turn, says why, and gives the same tokens.
+TEST(GeneratorTest, UnfusedAttentionFallsBackToPingPong) {
+  for (const std::string name : {"hf_gpt2_decode", "hf_llama_decode"}) {
+    SessionOptions session_options;
+    session_options.threads = 1;
+    session_options.fuse = false;
+    auto decode = Session::Create(ModelPath(name), session_options);
+    ASSERT_TRUE(decode.ok()) << decode.status();
+    auto generator = Generator::Create(**decode);
+    ASSERT_TRUE(generator.ok()) << generator.status();
+    ASSERT_FALSE((*generator)->cache_paths().empty());
+    for (const CachePath& path : (*generator)->cache_paths()) {
+      EXPECT_FALSE(path.appended) << path.past;
+      EXPECT_NE(path.why_not.find("cannot be read in place"), std::string::npos) << path.why_not;
+    }
+    const nlohmann::json ref = Reference(name);
+    for (const nlohmann::json& c : ref["cases"]) {
+      GenerationOptions options;
+      options.max_new_tokens = ref["max_new_tokens"];
+      auto result = (*generator)->Generate(c["prompts"].get<std::vector<std::vector<int64_t>>>(), options);
+      ASSERT_TRUE(result.ok()) << result.status();
+      EXPECT_EQ(result->generated_ids, c["generated_ids"].get<std::vector<std::vector<int64_t>>>()) << name;
+    }
+  }
+}
 
 TEST(GeneratorTest, PrefillGraphGivesTheSameTokensAsTheDecodeGraphAlone) {
   auto decode = Load("hf_gpt2_pos_decode");
@@ -163,18 +204,22 @@ TEST(GeneratorTest, LeftPaddedBatchEqualsEachPromptAlone) {
   auto generator = Generator::Create(*decode);
   ASSERT_TRUE(generator.ok());
   const std::vector<std::vector<int64_t>> prompts = {{11}, {20, 21, 22, 23, 24, 25, 26, 27, 28}, {40, 41, 42, 43}};
-  for (bool inplace : {true, false}) {
+  std::vector<std::vector<int64_t>> appended;
+  for (const CacheMode& mode : kCacheModes) {
     GenerationOptions options;
     options.max_new_tokens = 15;
-    options.inplace_cache = inplace;
+    options.inplace_cache = mode.inplace;
+    options.append_cache = mode.append;
     auto batch = (*generator)->Generate(prompts, options);
     ASSERT_TRUE(batch.ok()) << batch.status();
     EXPECT_TRUE(batch->notes.empty());
     for (size_t r = 0; r < prompts.size(); ++r) {
       auto alone = (*generator)->Generate({prompts[r]}, options);
       ASSERT_TRUE(alone.ok());
-      EXPECT_EQ(batch->generated_ids[r], alone->generated_ids[0]) << "prompt " << r << " inplace " << inplace;
+      EXPECT_EQ(batch->generated_ids[r], alone->generated_ids[0]) << "prompt " << r << " cache " << mode.name;
     }
+    if (appended.empty()) appended = batch->generated_ids;
+    EXPECT_EQ(batch->generated_ids, appended) << "cache " << mode.name << " vs append";
   }
 }
 
