@@ -28,7 +28,7 @@
 //     of the 4-D scores and is never dropped.
 // Every dim is proven by the symbolic shapes: (B, H) of each merge equals the
 // split's, dim by dim (a merge of (H, B) against a split into (B, H) is left
-// alone, as is anything with an unknown dim). Every value inside a region, the
+// alone, and the fusion report says so; so is anything with an unknown dim). Every value inside a region, the
 // merged ones included, is read by the region alone and is no graph output;
 // otherwise the graph is left as it is. The split's output keeps its name when
 // it is a graph output (it becomes an Identity of the 4-D result).
@@ -36,6 +36,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "engine/passes/passes.h"
 #include "engine/passes/symbolic_dim.h"
 
@@ -81,6 +82,7 @@ class RegionPlan {
       leaves_[v] = p->input(0);
       return true;
     }
+    NoteOtherOrder(*p, *shape);
     std::vector<bool> lifted(p->num_inputs(), false);
     const std::string& op = p->op_type();
     if (op == "Softmax" || op == "LogSoftmax") {
@@ -123,6 +125,10 @@ class RegionPlan {
   }
 
   const std::vector<Step>& steps() const { return steps_; }
+  // Set when a merge of the same B*H had its two axes in another order than
+  // the split's: the one refusal the report names (it is what a swapped
+  // view(H, B, ...) in a library's code looks like).
+  const std::string& other_order() const { return other_order_; }
   const std::unordered_map<Value*, Value*>& leaves() const { return leaves_; }
 
  private:
@@ -137,6 +143,17 @@ class RegionPlan {
     const SymbolicShape* in = ShapeOfRank(merge.input(0), 4);
     return in != nullptr && (*in)[0] == heads_.batch && (*in)[1] == heads_.heads && (*in)[2] == shape[1] &&
            (*in)[3] == shape[2];
+  }
+
+  void NoteOtherOrder(const Node& merge, const SymbolicShape& shape) {
+    if (merge.op_type() != "Reshape" || !other_order_.empty()) return;
+    const SymbolicShape* in = ShapeOfRank(merge.input(0), 4);
+    if (in == nullptr || !(DimMul((*in)[0], (*in)[1]) == heads_.merged) || !((*in)[2] == shape[1]) ||
+        !((*in)[3] == shape[2]))
+      return;
+    other_order_ = absl::StrCat("'", merge.name(), "' merges (", (*in)[0].ToString(), ", ", (*in)[1].ToString(),
+                                ") into the batch, viewed back as (", heads_.batch.ToString(), ", ",
+                                heads_.heads.ToString(), "): another order of the batch and head axes");
   }
 
   // Softmax over the last axis of a 3-D input: axis -1 or 2 (before opset 13
@@ -167,6 +184,7 @@ class RegionPlan {
   std::unordered_map<Value*, Value*> leaves_;  // merged value -> its 4-D input
   std::unordered_map<Value*, bool> planned_;
   std::vector<Step> steps_;
+  std::string other_order_;
 };
 
 // The split Reshape's (B, H) when it views a 3-D (B*H, x, y) as (B, H, x, y).
@@ -184,7 +202,7 @@ class UnmergeHeadsPass final : public Pass {
  public:
   std::string_view name() const override { return "unmerge_heads"; }
 
-  absl::StatusOr<bool> Run(Graph& graph, PassContext&) override {
+  absl::StatusOr<bool> Run(Graph& graph, PassContext& context) override {
     bool changed = false;
     for (Node* split : graph.nodes()) {
       auto heads = SplitHeads(*split);
@@ -193,7 +211,10 @@ class UnmergeHeadsPass final : public Pass {
       Value* merged = split->input(0);
       // A merged value viewed straight back is the merge's input: a region of
       // no op, which the cancel below handles like any other.
-      if (!plan.Lift(merged)) continue;
+      if (!plan.Lift(merged)) {
+        if (!plan.other_order().empty()) Report(context, split->name(), plan.other_order());
+        continue;
+      }
       Value* result = Build(graph, plan, *heads, merged);
       Value* out = split->output(0);
       if (out->is_graph_output()) {
@@ -208,6 +229,14 @@ class UnmergeHeadsPass final : public Pass {
   }
 
  private:
+  static void Report(PassContext& context, const std::string& at, const std::string& reason) {
+    FusionReport* report = context.report;
+    if (report == nullptr) return;
+    for (const RejectedCandidate& r : report->rejected)
+      if (r.at == at && r.pattern == "unmerge_heads" && r.reason == reason) return;
+    report->rejected.push_back(RejectedCandidate{at, "unmerge_heads", reason});
+  }
+
   // Adds the 4-D ops of the region; returns the 4-D form of `root`.
   static Value* Build(Graph& graph, const RegionPlan& plan, const Heads& heads, Value* root) {
     std::unordered_map<Value*, Value*> lifted = plan.leaves();

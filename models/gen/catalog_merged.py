@@ -187,7 +187,7 @@ SPECS = [
     openai_whisper_decoder("forms_openai_whisper_decoder", 17, 67),
     openai_whisper_decoder("forms_openai_whisper_decoder_op14", 14, 67),
     opt_prefill("negative/merged_keys_hb", 17, 68, trap="keys_hb", expected=0,
-                extra=neg("heads_not_unmerged", False)),
+                extra=neg("heads_order", False)),
     opt_prefill("negative/merged_view_hb", 17, 69, trap="view_hb", expected=0,
-                extra=neg("heads_not_unmerged", False)),
+                extra=neg("heads_order", False)),
 ]

@@ -158,6 +158,25 @@ TEST(CanonUnmergeHeads, LeavesKeysMergedFromHeadsThenBatch) {
   EXPECT_EQ(BatchMergedMatMuls(*graph), 1);
 }
 
+TEST(CanonUnmergeHeads, ReportsAMergeInTheOtherOrder) {
+  auto graph = BmmBlock({.keys_merged_hb = true});
+  FusionReport report;
+  PassContext context;
+  context.report = &report;
+  auto pass = MakeUnmergeHeadsPass();
+  ASSERT_TRUE(pass->Run(*graph, context).ok());
+  ASSERT_EQ(report.rejected.size(), 1u);
+  EXPECT_EQ(report.rejected[0].pattern, "unmerge_heads");
+  EXPECT_NE(report.rejected[0].reason.find("merges (3, 2) into the batch, viewed back as (2, 3)"), std::string::npos)
+      << report.rejected[0].reason;
+  // A region refused for another reason is no rejection of its own.
+  auto other = BmmBlock({.probs_also_output = true});
+  FusionReport none;
+  context.report = &none;
+  ASSERT_TRUE(pass->Run(*other, context).ok());
+  EXPECT_TRUE(none.rejected.empty());
+}
+
 TEST(CanonUnmergeHeads, LeavesAViewBackIntoHeadsThenBatch) {
   auto graph = BmmBlock({.scores_split_hb = true});
   RunAndCompare(*graph);
