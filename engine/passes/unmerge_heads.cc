@@ -9,8 +9,10 @@
 // This pass finds each such view back (the split: a Reshape of a 3-D value to
 // (B, H, x, y) with B*H its first dim) and the region of 3-D ops that feeds it
 // from head merges (Reshapes of 4-D (B, H, x, y) values, the same B and H, to
-// (B*H, x, y)), and computes the region on the 4-D tensors instead: the
-// attention patterns then see the (B, H, T, ·) form they read.
+// (B*H, x, y); or of a rank-3 (B, H, y) to (B*H, 1, y), BLOOM's ALiBi bias,
+// whose 4-D form is Unsqueeze(·, 2)), and computes the region on the 4-D
+// tensors instead: the attention patterns then see the (B, H, T, ·) form they
+// read.
 //
 // It is a relabelling of elements, exact for every value, NaN and Inf
 // included: element (b*H + h, x, y) of a merged tensor is element (b, h, x, y)
@@ -37,6 +39,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "engine/passes/graph_edits.h"
 #include "engine/passes/passes.h"
 #include "engine/passes/symbolic_dim.h"
 
@@ -79,7 +82,11 @@ class RegionPlan {
     Node* p = v->producer();
     if (p == nullptr || !p->domain().empty() || p->num_outputs() < 1 || p->output(0) != v) return false;
     if (IsMerge(*p, *shape)) {
-      leaves_[v] = p->input(0);
+      leaves_[v] = Leaf{p->input(0), -1};
+      return true;
+    }
+    if (int axis = RowMergeAxis(*p, *shape); axis >= 0) {
+      leaves_[v] = Leaf{p->input(0), axis};
       return true;
     }
     NoteOtherOrder(*p, *shape);
@@ -129,7 +136,13 @@ class RegionPlan {
   // the split's: the one refusal the report names (it is what a swapped
   // view(H, B, ...) in a library's code looks like).
   const std::string& other_order() const { return other_order_; }
-  const std::unordered_map<Value*, Value*>& leaves() const { return leaves_; }
+  // A merged value's 4-D form: `input` itself, or Unsqueeze(input, axis) of a
+  // rank-3 (B, H, y) merged to (B*H, 1, y) (axis 2) or (B*H, y, 1) (axis 3).
+  struct Leaf {
+    Value* input;
+    int unsqueeze_axis;
+  };
+  const std::unordered_map<Value*, Leaf>& leaves() const { return leaves_; }
 
  private:
   static bool IsBinaryElementwise(const std::string& op) {
@@ -143,6 +156,20 @@ class RegionPlan {
     const SymbolicShape* in = ShapeOfRank(merge.input(0), 4);
     return in != nullptr && (*in)[0] == heads_.batch && (*in)[1] == heads_.heads && (*in)[2] == shape[1] &&
            (*in)[3] == shape[2];
+  }
+
+  // BLOOM's ALiBi bias: slopes (H, 1) times positions (B, 1, S) give (B, H, S),
+  // reshaped to (B*H, 1, S). A Reshape of a rank-3 (B, H, y) value to
+  // (B*H, 1, y) or (B*H, y, 1) is the 4-D (B, H, 1, y) or (B, H, y, 1) merged:
+  // the axis to unsqueeze, or -1.
+  int RowMergeAxis(const Node& merge, const SymbolicShape& shape) const {
+    if (merge.op_type() != "Reshape") return -1;
+    const SymbolicShape* in = ShapeOfRank(merge.input(0), 3);
+    if (in == nullptr || !((*in)[0] == heads_.batch) || !((*in)[1] == heads_.heads)) return -1;
+    auto one = [](const Dim& d) { return d.is_known() && d.value() == 1; };
+    if (one(shape[1]) && (*in)[2] == shape[2]) return 2;
+    if (one(shape[2]) && (*in)[2] == shape[1]) return 3;
+    return -1;
   }
 
   void NoteOtherOrder(const Node& merge, const SymbolicShape& shape) {
@@ -181,7 +208,7 @@ class RegionPlan {
 
   const Graph& graph_;
   Heads heads_;
-  std::unordered_map<Value*, Value*> leaves_;  // merged value -> its 4-D input
+  std::unordered_map<Value*, Leaf> leaves_;  // merged value -> its 4-D form
   std::unordered_map<Value*, bool> planned_;
   std::vector<Step> steps_;
   std::string other_order_;
@@ -237,9 +264,30 @@ class UnmergeHeadsPass final : public Pass {
     report->rejected.push_back(RejectedCandidate{at, "unmerge_heads", reason});
   }
 
+  // Unsqueeze(input, axis) as the graph's opset writes it (axes an input from 13 on).
+  static Value* Unsqueezed(Graph& graph, const RegionPlan::Leaf& leaf, const Value& merged) {
+    const SymbolicShape& in = *leaf.input->shape();
+    SymbolicShape shape = in;
+    shape.insert(shape.begin() + leaf.unsqueeze_axis, Dim::Known(1));
+    const std::string base = merged.name() + "/unmerged";
+    Value* out = graph.AddValue(base, merged.type(), std::move(shape));
+    const std::vector<int64_t> axes = {leaf.unsqueeze_axis};
+    if (graph.OpsetFor("") >= 13) {
+      Value* axes_value = graph.AddConstant(base + "_axes", Int64Vector(axes));
+      graph.AddNode("Unsqueeze", "", graph.UniqueName(base), {leaf.input, axes_value}, {out});
+    } else {
+      Attributes attrs;
+      attrs.Set("axes", axes);
+      graph.AddNode("Unsqueeze", "", graph.UniqueName(base), {leaf.input}, {out}, std::move(attrs));
+    }
+    return out;
+  }
+
   // Adds the 4-D ops of the region; returns the 4-D form of `root`.
   static Value* Build(Graph& graph, const RegionPlan& plan, const Heads& heads, Value* root) {
-    std::unordered_map<Value*, Value*> lifted = plan.leaves();
+    std::unordered_map<Value*, Value*> lifted;
+    for (const auto& [merged, leaf] : plan.leaves())
+      lifted[merged] = leaf.unsqueeze_axis < 0 ? leaf.input : Unsqueezed(graph, leaf, *merged);
     for (const Step& step : plan.steps()) {
       Node* n = step.node;
       Value* v = n->output(0);

@@ -25,6 +25,7 @@ struct BlockOptions {
   int64_t softmax_axis = -1;       // 0 means: no axis attribute
   bool bias_merged = false;        // scores + a (B*H, 1, S) bias merged from (B, H, 1, S)
   bool bias_unmerged = false;      // scores + a (B*H, 1, S) graph input
+  bool bias_rows_merged = false;   // scores + BLOOM's ALiBi: a (B, H, S) input reshaped to (B*H, 1, S)
 };
 
 Value* ReshapeTo(GraphBuilder& b, Value* x, std::vector<int64_t> shape) {
@@ -52,6 +53,10 @@ std::unique_ptr<Graph> BmmBlock(const BlockOptions& o, int opset = 17) {
     s = b.Node("Add", {s, ReshapeTo(b, bias, {kB * kH, 1, kS})});
   }
   if (o.bias_unmerged) s = b.Node("Add", {b.Input("bias", kF32, Dims({kB * kH, 1, kS})), s});
+  if (o.bias_rows_merged) {
+    Value* alibi = b.Input("alibi", kF32, Dims({kB, kH, kS}));
+    s = b.Node("Add", {ReshapeTo(b, alibi, {kB * kH, 1, kS}), s});
+  }
   Value* s4 = o.scores_split_hb ? ReshapeTo(b, s, {kH, kB, kT, kS}) : ReshapeTo(b, s, {kB, kH, kT, kS});
   // In the swapped view the mask is added along the invented B axis.
   Value* masked = o.scores_split_hb ? b.Node("Add", {s4, b.Node("Reshape", {mask, b.Constant("m", Int64s({1, kB, kT, kS}))})})
@@ -148,6 +153,22 @@ TEST(CanonUnmergeHeads, KeepsAMergedBiasAsAnAddOfTheScores) {
   for (const Node* n : graph->nodes())
     if (n->op_type() == "Add" && RankOf(n->output(0)) == 4) ++four_d_adds;
   EXPECT_EQ(four_d_adds, 2);  // the bias and the mask
+}
+
+TEST(CanonUnmergeHeads, UnsqueezesABiasMergedFromRows) {
+  for (int opset : {11, 17}) {  // Unsqueeze's axes: an attribute before 13, an input from 13
+    auto graph = BmmBlock({.bias_rows_merged = true}, opset);
+    EXPECT_TRUE(RunAndCompare(*graph)) << opset;
+    EXPECT_EQ(BatchMergedMatMuls(*graph), 0) << opset;
+    EXPECT_EQ(CountOps(*graph, "Unsqueeze"), 1) << opset;
+    const Value* alibi = graph->inputs()[4];
+    ASSERT_EQ(alibi->uses().size(), 1u);
+    const Value* bias4 = alibi->uses()[0].node->output(0);
+    ASSERT_EQ(bias4->uses().size(), 1u);
+    const Node* add = bias4->uses()[0].node;
+    EXPECT_EQ(add->op_type(), "Add");
+    EXPECT_EQ(RankOf(add->output(0)), 4);
+  }
 }
 
 TEST(CanonUnmergeHeads, LeavesKeysMergedFromHeadsThenBatch) {
