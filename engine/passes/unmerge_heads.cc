@@ -30,9 +30,9 @@
 //     of the 4-D scores and is never dropped.
 // Every dim is proven by the symbolic shapes: (B, H) of each merge equals the
 // split's, dim by dim (a merge of (H, B) against a split into (B, H) is left
-// alone, and the fusion report says so; so is anything with an unknown dim). Every value inside a region, the
-// merged ones included, is read by the region alone and is no graph output;
-// otherwise the graph is left as it is. The split's output keeps its name when
+// alone, and the fusion report says so; so is anything with an unknown dim).
+// Every value inside a region, the merged ones included, is read by the region
+// alone and is no graph output; otherwise the graph is left as it is. The split's output keeps its name when
 // it is a graph output (it becomes an Identity of the 4-D result).
 #include <optional>
 #include <unordered_map>
