@@ -77,6 +77,7 @@ std::string TrapReason(const std::string& trap) {
   if (trap == "mask_from_input") return "mask depends on input values";
   if (trap == "softmax_axis") return "softmax axis is not the key axis";
   if (trap == "scale_not_constant") return "scale is not a constant";
+  if (trap == "heads_order") return "another order of the batch and head axes";
   return "?";
 }
 
