@@ -290,7 +290,7 @@ absl::StatusOr<GenerationResult> Generator::Generate(const std::vector<std::vect
       const TensorInfo* info = FindInfo(s.decode->inputs(), b.past);
       ASSIGN_OR_RETURN(std::vector<int64_t> shape, EmptyPastShape(*info, b.seq_axis, layout.batch));
       // Checked up front, so that a cache too large fails before the prompt runs.
-      RETURN_IF_ERROR(KvCache::CheckSize({b.past, info->type, shape, b.seq_axis}, capacity, options.max_cache_bytes));
+      RETURN_IF_ERROR(KvCache::CheckSize({b.past, info->type, shape, b.seq_axis, b.present, false}, capacity, options.max_cache_bytes));
       const bool append = options.inplace_cache && options.append_cache && s.cache_paths[i].appended;
       any_appended |= append;
       specs.push_back({b.past, info->type, shape, b.seq_axis, b.present, append});
@@ -322,7 +322,7 @@ absl::StatusOr<GenerationResult> Generator::Generate(const std::vector<std::vect
     if (t == nullptr) return absl::InternalError(absl::StrCat("output ", QuoteName(name), " missing"));
     presents.push_back(*t);
     // The copy loop holds the same sizes (in fresh memory each step): the same limit.
-    RETURN_IF_ERROR(KvCache::CheckSize({dsig.cache[i].past, t->type(), t->shape(), dsig.cache[i].seq_axis}, capacity,
+    RETURN_IF_ERROR(KvCache::CheckSize({dsig.cache[i].past, t->type(), t->shape(), dsig.cache[i].seq_axis, dsig.cache[i].present, false}, capacity,
                                        options.max_cache_bytes));
   }
   const Tensor* first_logits = FindTensor(outputs, psig.logits);
