@@ -19,13 +19,19 @@ import catalog_forms  # noqa: E402
 import catalog_gpt  # noqa: E402
 import catalog_hf  # noqa: E402
 import catalog_negative  # noqa: E402
+import catalog_precision  # noqa: E402
 from export import torch_export, torch_outputs, write_folder  # noqa: E402
 
 ALL = (catalog_attention.SPECS + catalog_gpt.SPECS + catalog_hf.SPECS + catalog_negative.SPECS
-       + [catalog_external.SPEC] + catalog_forms.SPECS)
+       + [catalog_external.SPEC] + catalog_forms.SPECS + catalog_precision.SPECS)
 
 
 def generate(spec, models_dir):
+    if spec.write:
+        folder = os.path.join(models_dir, spec.name)
+        shutil.rmtree(folder, ignore_errors=True)
+        spec.write(spec, folder)
+        return
     torch.manual_seed(spec.seed)
     module = spec.build().eval()
     inputs = spec.make_inputs(module, np.random.RandomState(1000 + spec.seed))
