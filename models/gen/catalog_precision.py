@@ -151,9 +151,12 @@ UNFUSED = {"not_fused": "float16 padding mask: in a row whose every key is hidde
 def spec(name, description, build, make_inputs, input_names, output_names, axes, mask, precision, opset, seed,
          kv_heads=None):
     fused = not (precision == "float16" and "padding" in mask)
+    attention = block(mask, HEADS, HEAD_DIM, kv_heads)
+    if build is P.T5Attention:
+        attention["scale"] = 1.0   # T5 does not scale its scores
     return ModelSpec(name=name, description=description, build=build, make_inputs=make_inputs,
                      input_names=input_names, output_names=output_names, dynamic_axes=axes,
-                     attention_blocks=[block(mask, HEADS, HEAD_DIM, kv_heads)], expected_fusions=int(fused),
+                     attention_blocks=[attention], expected_fusions=int(fused),
                      opset=opset, seed=seed, write=writer(precision), extra={} if fused else dict(UNFUSED))
 
 
