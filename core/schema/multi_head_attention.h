@@ -38,12 +38,15 @@ inline constexpr char kKeyPadding[] = "key_padding";    // a KeyPaddingValues na
 // still makes its row NaN), 0 when it replaces the score (Where).
 inline constexpr char kHiddenNonFinite[] = "hidden_nonfinite";
 inline constexpr char kNanGuard[] = "nan_guard";  // 0 or 1: Where(IsNaN(p), 0, p) after the softmax
+// float > 0 (default: float32's range): the subgraph's scores are +-inf where
+// |Q·Kᵀ| (before `scale`) reaches it, as float16 scores overflow at 65520.
+inline constexpr char kScoreLimit[] = "score_limit";
 
 /// Every attribute the op has; any other is refused.
 inline constexpr std::string_view kAttributes[] = {kNumHeads,   kKvNumHeads, kScale,      kCausal,
                                                    kWindow,     kSoftcap,    kMaskedRows, kHiddenFills,
                                                    kKeyPadding, kHiddenNonFinite, kNanGuard,
-                                                   kHiddenFillsAddScores};
+                                                   kHiddenFillsAddScores, kScoreLimit};
 
 /// Input slots; an absent optional input is an empty name (or a shorter list).
 enum Input : int {

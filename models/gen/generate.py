@@ -21,6 +21,7 @@ import catalog_hf  # noqa: E402
 import catalog_merged  # noqa: E402
 import catalog_negative  # noqa: E402
 import catalog_ort  # noqa: E402
+import catalog_precision  # noqa: E402
 import catalog_sdpa  # noqa: E402
 import catalog_window  # noqa: E402
 from export import torch_export, torch_outputs, write_folder  # noqa: E402
@@ -28,7 +29,7 @@ from spec import GraphSpec  # noqa: E402
 
 ALL = (catalog_attention.SPECS + catalog_gpt.SPECS + catalog_hf.SPECS + catalog_negative.SPECS
        + [catalog_external.SPEC] + catalog_forms.SPECS + catalog_window.SPECS + catalog_ort.SPECS
-       + catalog_sdpa.SPECS + catalog_merged.SPECS)
+       + catalog_sdpa.SPECS + catalog_merged.SPECS + catalog_precision.SPECS)
 
 
 def generate_graph(spec, models_dir):
@@ -46,6 +47,11 @@ def generate_graph(spec, models_dir):
 def generate(spec, models_dir):
     if isinstance(spec, GraphSpec):
         generate_graph(spec, models_dir)
+        return
+    if spec.write:
+        folder = os.path.join(models_dir, spec.name)
+        shutil.rmtree(folder, ignore_errors=True)
+        spec.write(spec, folder)
         return
     torch.manual_seed(spec.seed)
     module = spec.build().eval()

@@ -22,6 +22,7 @@ class ModelSpec:
     seed: int = 0
     extra: Dict[str, object] = field(default_factory=dict)   # more model.json keys
     save_model: Optional[Callable] = None   # (onnx model, path) -> None; default onnx.save
+    write: Optional[Callable] = None        # (spec, folder) -> None: exports and writes the folder itself
 
 
 def block(mask, num_heads, head_dim, kv_num_heads=None, window=None, scale=None):

@@ -157,6 +157,7 @@ absl::Status AttentionKernel::Run(KernelContext& ctx) const {
   args.hidden_fills = p.hidden_fills;
   args.hidden_nonfinite = p.hidden_nonfinite;
   args.nan_rows_zeroed = p.nan_rows_zeroed;
+  args.score_limit = p.score_limit;
   args.k_finite = operands.k_finite;
   args.v_finite = operands.v_finite;
   args.key_visible = key_padding != nullptr ? padding.visible.data() : nullptr;

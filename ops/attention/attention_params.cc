@@ -156,6 +156,11 @@ absl::StatusOr<AttentionParams> ParseMultiHeadAttentionParams(const KernelInfo& 
   ASSIGN_OR_RETURN(p.key_padding_values, ParseKeyPaddingValues(attrs, p.op_name));
   ASSIGN_OR_RETURN(p.hidden_nonfinite, ParseHiddenNonFinite(attrs, p.op_name));
   ASSIGN_OR_RETURN(p.nan_rows_zeroed, Flag(attrs, p.op_name, mha::kNanGuard));
+  ASSIGN_OR_RETURN(p.score_limit, attrs.GetFloat(mha::kScoreLimit, std::numeric_limits<float>::infinity()));
+  if (!(p.score_limit > 0.0f)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(p.op_name, ": attribute score_limit must be > 0 (got ", p.score_limit, ")"));
+  }
   p.alignment = CausalAlignment::kBottomRight;
   p.short_mask_keys = ShortMaskKeys::kBroadcast;
   return p;

@@ -69,6 +69,8 @@ struct AttentionParams {
   /// replaces it) and nan_guard; ONNX Attention adds both masks, unguarded.
   HiddenNonFinite hidden_nonfinite;
   bool nan_rows_zeroed = false;
+  /// |Q·Kᵀ| (before the scale) at which the subgraph's scores are infinite (mha::kScoreLimit).
+  float score_limit = std::numeric_limits<float>::infinity();
   /// Whether input 6 is a key padding mask (MultiHeadAttention), and which
   /// of its values the fusion was proven for.
   KeyPaddingValues key_padding_values = KeyPaddingValues::kBinary;

@@ -32,6 +32,21 @@ void FillRow(const AttentionArgs& a, int64_t b, int64_t h, int64_t i) {
   for (int64_t d = 0; d < a.v_head_dim; ++d) y[d] = kNaN;
 }
 
+double Norm(const float* x, int64_t n) {
+  double sum = 0.0;
+  for (int64_t d = 0; d < n; ++d) sum += static_cast<double>(x[d]) * x[d];
+  return std::sqrt(sum);
+}
+
+// The largest |k_j| of one KV head, when the scores have a limit (else 0):
+// |q·k| <= |q|·|k| tells which rows cannot reach it.
+double LargestKeyNorm(const AttentionArgs& a, int64_t b, int64_t kvh) {
+  if (!std::isfinite(a.score_limit)) return 0.0;
+  double largest = 0.0;
+  for (int64_t j = 0; j < a.kv_len; ++j) largest = std::max(largest, Norm(RowOf(a.k, b, kvh, j), a.head_dim));
+  return largest;
+}
+
 bool NanScore(double s) { return std::isnan(s) || s == std::numeric_limits<double>::infinity(); }
 
 // The score of key j for row i as the subgraph computes it (Q·K·scale,
@@ -40,7 +55,7 @@ bool NanScore(double s) { return std::isnan(s) || s == std::numeric_limits<doubl
 double Score(const AttentionArgs& a, int64_t b, int64_t h, int64_t kvh, int64_t i, int64_t j) {
   const float* q = RowOf(a.q, b, h, i);
   const float* k = RowOf(a.k, b, kvh, j);
-  double s = Float32Dot(q, k, a.head_dim) * a.scale;
+  double s = Float32Dot(q, k, a.head_dim, a.score_limit) * a.scale;
   if (a.softcap > 0.0f) s = a.softcap * std::tanh(s / a.softcap);
   if (a.bias.data != nullptr) s += RowOf(a.bias, b, h, i)[j];
   return s;
@@ -99,9 +114,14 @@ void PropagateNonFinite(const AttentionArgs& a) {
       bool any_key = false;
       for (int64_t j = 0; j < a.kv_len && !a.k_finite; ++j)
         if (AnyNonFinite(RowOf(a.k, b, kvh, j), a.head_dim)) any_key = bad_key[j] = true;
+      const double key_norm = LargestKeyNorm(a, b, kvh);
       for (int64_t h = kvh * group; h < (kvh + 1) * group; ++h) {
         for (int64_t i = 0; i < a.q_len; ++i) {
-          const bool bad_query = AnyNonFinite(RowOf(a.q, b, h, i), a.head_dim);
+          const float* q = RowOf(a.q, b, h, i);
+          // A row whose scores may reach score_limit is read score by score,
+          // as one with a non-finite query entry is.
+          const bool bad_query = AnyNonFinite(q, a.head_dim) ||
+                                 (key_norm > 0.0 && Norm(q, a.head_dim) * key_norm >= a.score_limit);
           const float* bias = a.bias.data != nullptr ? RowOf(a.bias, b, h, i) : nullptr;
           bool bad_bias = false;
           for (int64_t j = 0; bias_suspect && j < a.kv_len; ++j) bad_bias |= NanScore(bias[j]);

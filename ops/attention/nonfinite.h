@@ -7,8 +7,10 @@
 // to rather than replaces (AttentionArgs::hidden_nonfinite); non-finite Q
 // or K entries and NaN or +inf bias entries cause such scores (a score of
 // -inf only hides its key). Behind a Where(IsNaN(p), 0, p) guard such a row
-// has all-zero weights instead. Scores that
-// overflow float32 from finite inputs are not covered. The kernels skip
+// has all-zero weights instead. Scores that overflow the subgraph's score
+// type from finite inputs are covered where that type is float16
+// (AttentionArgs::score_limit: rows whose |q|·max|k| reaches it are read
+// score by score); float32 overflow from finite inputs is not. The kernels skip
 // hidden keys and clamp exponents, so without this they return finite
 // numbers there.
 #pragma once

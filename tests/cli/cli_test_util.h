@@ -152,17 +152,44 @@ inline std::string TestName(const ::testing::TestParamInfo<ModelCase>& info) {
 }
 
 /// Largest |a - b| between two float32 .npy files; +inf when shapes differ or a file is unreadable.
+inline double ElementValue(const attune::Tensor& t, int64_t i) {
+  switch (t.type()) {
+    case attune::ElementType::kFloat16: return attune::HalfToFloat(t.data<attune::Float16>()[i]);
+    case attune::ElementType::kBFloat16: return attune::BFloat16ToFloat(t.data<attune::BFloat16>()[i]);
+    case attune::ElementType::kFloat64: return t.data<double>()[i];
+    case attune::ElementType::kFloat32: return t.data<float>()[i];
+    default: return NAN;
+  }
+}
+
 inline double MaxAbsDiff(const std::string& a_path, const std::string& b_path) {
-  const auto a = attune::testing::ReadNpyFloat32(a_path);
-  const auto b = attune::testing::ReadNpyFloat32(b_path);
-  if (a.shape != b.shape || a.values.size() != b.values.size() || a.values.empty()) return INFINITY;
+  // Any float type (float16 outputs of 16-bit models too), compared as doubles.
+  const auto a = attune::ReadNpyFile(a_path);
+  const auto b = attune::ReadNpyFile(b_path);
+  if (!a.ok() || !b.ok() || a->shape() != b->shape() || a->num_elements() == 0) return INFINITY;
   double worst = 0;
-  for (size_t i = 0; i < a.values.size(); ++i) {
-    const double d = std::fabs(static_cast<double>(a.values[i]) - b.values[i]);
+  for (int64_t i = 0; i < a->num_elements(); ++i) {
+    const double d = std::fabs(ElementValue(*a, i) - ElementValue(*b, i));
     if (std::isnan(d)) return INFINITY;
     worst = std::max(worst, d);
   }
   return worst;
+}
+
+/// How far a model's output may be from the reference at `reference_path`:
+/// `float32_tolerance` for float32 models; for float16 / bfloat16 ones
+/// (model.json "precision") `ulps` units in the last place of that type at the
+/// reference's largest |y|, as tests/models/golden_test.cc sets them (4 against
+/// PyTorch, 2 between two runs of the engine).
+inline double ModelTolerance(const nlohmann::json& info, const std::string& reference_path, double float32_tolerance,
+                             int ulps) {
+  const std::string precision = info.value("precision", "float32");
+  if (precision == "float32") return float32_tolerance;
+  const auto ref = attune::ReadNpyFile(reference_path);
+  double largest = 1e-3;
+  for (int64_t i = 0; ref.ok() && i < ref->num_elements(); ++i) largest = std::max(largest, std::fabs(ElementValue(*ref, i)));
+  const int bits = precision == "float16" ? 10 : 7;
+  return ulps * std::ldexp(1.0, static_cast<int>(std::floor(std::log2(largest))) - bits);
 }
 
 inline std::string DotPath() {

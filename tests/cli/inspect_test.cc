@@ -75,6 +75,7 @@ TEST_P(InspectModelTest, JsonReportHasTheContractKeys) {
       EXPECT_EQ(f["kv_num_heads"], b["kv_num_heads"]) << m.name;
       EXPECT_EQ(f["head_dim"], b["head_dim"]) << m.name;
       EXPECT_EQ(f["window"], b["window"]) << m.name;
+      // 1/√D unless the block says otherwise (T5 does not scale its scores, DiT multiplies by 100).
       const double scale = b.value("scale", 1.0 / std::sqrt(b["head_dim"].get<double>()));
       EXPECT_NEAR(f["scale"].get<double>(), scale, 1e-6 * std::max(1.0, scale)) << m.name;
     }

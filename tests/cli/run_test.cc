@@ -16,8 +16,9 @@ class RunModelTest : public ::testing::TestWithParam<ModelCase> {
     ASSERT_EQ(r.exit_code, 0) << Describe(r);
     EXPECT_EQ(r.err, "");
     for (const std::string& name : m.OutputNames()) {
-      const double diff = MaxAbsDiff(out / (name + ".npy"), m.dir + "/outputs/" + name + ".npy");
-      EXPECT_LE(diff, 1e-4) << m.name << " output " << name;
+      const std::string want = m.dir + "/outputs/" + name + ".npy";
+      const double diff = MaxAbsDiff(out / (name + ".npy"), want);
+      EXPECT_LE(diff, ModelTolerance(m.info(), want, 1e-4, 4)) << m.name << " output " << name;
       EXPECT_NE(r.out.find("output     " + name + " "), std::string::npos) << r.out;
     }
   }

@@ -146,5 +146,50 @@ TEST(AttentionNonFiniteRules, TheReferenceBackendOverflowsWhereTheFloat32Product
   EXPECT_DOUBLE_EQ(Float32Dot(f.q.data() + kD, f.k.data(), kD), 0.5);
 }
 
+// float16 scores: the subgraph's MatMul gives ±inf where |q·k| reaches 65520
+// (score_limit), though float32 holds the product. Row 6 sees key 3 with
+// q·k = 4 · 160 · 160 = 102400: +inf, so the row is NaN; row 7 sees key 3 with
+// -102400: -inf, weight 0, and keeps the finite output the kernel wrote.
+TEST(AttentionNonFiniteRules, AScoreAtTheLimitIsInfinite) {
+  Fixture f;
+  f.args.hidden_nonfinite.structural = false;  // Where(causal, s, fill): hidden keys are replaced
+  f.args.score_limit = 65520.0f;
+  std::fill(f.q.begin() + 6 * kD, f.q.begin() + 7 * kD, 160.0f);
+  std::fill(f.q.begin() + 7 * kD, f.q.begin() + 8 * kD, -160.0f);
+  std::fill(f.k.begin() + 3 * kD, f.k.begin() + 4 * kD, 160.0f);
+  PropagateNonFinite(f.args);
+  EXPECT_TRUE(f.RowIsNaN(6));
+  for (int64_t i = 0; i < kT; ++i)
+    if (i != 6) EXPECT_TRUE(f.RowIsFinite(i)) << "row " << i;
+  // Rows 0..2 do not see key 3 (causal): its score is replaced there, as the Where does.
+  EXPECT_EQ(Float32Dot(f.q.data() + 6 * kD, f.k.data() + 3 * kD, kD, f.args.score_limit),
+            std::numeric_limits<double>::infinity());
+  EXPECT_EQ(Float32Dot(f.q.data() + 7 * kD, f.k.data() + 3 * kD, kD, f.args.score_limit),
+            -std::numeric_limits<double>::infinity());
+}
+
+// Without the limit (float32 scores) the same products are finite: nothing changes.
+TEST(AttentionNonFiniteRules, WithoutALimitTheSameProductsStayFinite) {
+  Fixture f;
+  std::fill(f.q.begin() + 6 * kD, f.q.begin() + 7 * kD, 160.0f);
+  std::fill(f.k.begin() + 3 * kD, f.k.begin() + 4 * kD, 160.0f);
+  PropagateNonFinite(f.args);
+  for (int64_t i = 0; i < kT; ++i) EXPECT_TRUE(f.RowIsFinite(i)) << "row " << i;
+}
+
+// A row whose every visible score overflows to -inf is a row that sees no
+// key: its masked_rows policy decides it (NaN here), as the subgraph's
+// softmax of a row of -inf gives NaN.
+TEST(AttentionNonFiniteRules, ARowOfOverflowingNegativeScoresSeesNoKey) {
+  Fixture f;
+  f.args.causal = false;
+  f.args.score_limit = 65520.0f;
+  std::fill(f.q.begin(), f.q.begin() + kD, -160.0f);    // row 0
+  std::fill(f.k.begin(), f.k.end(), 160.0f);            // every key: q·k = -102400
+  PropagateNonFinite(f.args);
+  EXPECT_TRUE(f.RowIsNaN(0));
+  for (int64_t i = 1; i < kT; ++i) EXPECT_TRUE(f.RowIsFinite(i)) << "row " << i;
+}
+
 }  // namespace
 }  // namespace attune::attention

@@ -1,5 +1,8 @@
 """Every model in models/ through the Python API: stored PyTorch references, fused against unfused."""
 
+import json
+import math
+
 import numpy as np
 import pytest
 
@@ -7,6 +10,16 @@ import attune
 from conftest import load_feeds, load_references, model_dirs
 
 MODELS = model_dirs()
+
+
+def tolerances(folder, reference):
+    """(against PyTorch, fused against unfused): as tests/models/golden_test.cc sets them."""
+    precision = json.loads((folder / "model.json").read_text()).get("precision", "float32")
+    if precision == "float32":
+        return 1e-4, 1e-5
+    largest = max(float(np.max(np.abs(reference.astype(np.float64)))), 1e-3)
+    ulp = 2.0 ** (math.floor(math.log2(largest)) - (10 if precision == "float16" else 7))
+    return 4 * ulp, 2 * ulp
 
 
 def test_models_are_found():
@@ -28,8 +41,15 @@ def test_model_matches_references_and_unfused(folder):
     for name, value, base in zip(names, got, plain):
         assert value.shape == refs[name].shape, name
         assert value.dtype == refs[name].dtype, name
-        np.testing.assert_allclose(value, refs[name], rtol=1e-4, atol=1e-4, err_msg=name)
-        np.testing.assert_allclose(value, base, rtol=1e-5, atol=1e-5, err_msg=name)
+        if json.loads((folder / "model.json").read_text()).get("precision", "float32") == "float32":
+            np.testing.assert_allclose(value, refs[name], rtol=1e-4, atol=1e-4, err_msg=name)
+            np.testing.assert_allclose(value, base, rtol=1e-5, atol=1e-5, err_msg=name)
+            continue
+        pytorch, unfused = tolerances(folder, refs[name])
+        np.testing.assert_allclose(value.astype(np.float64), refs[name].astype(np.float64), rtol=0, atol=pytorch,
+                                   err_msg=name)
+        np.testing.assert_allclose(value.astype(np.float64), base.astype(np.float64), rtol=0, atol=unfused,
+                                   err_msg=name)
 
 
 def test_run_returns_the_named_outputs_in_order(root):

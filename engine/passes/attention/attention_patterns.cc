@@ -23,6 +23,9 @@ bool IsFloatType(ElementType t) {
 Pattern Tidy(Pattern p) { return pattern::Wrapped(std::move(p), pattern::IdentityWrappers()); }
 
 // A Cast between float types: fp16 exports compute the softmax in float32.
+// Which of them a fusion may absorb (those that lose nothing of Q's type) is
+// the rule's check (attention_rule.cc), so that a rounding Cast is a
+// rejection with its reason rather than a pattern that does not match.
 Pattern FloatCast(Pattern p) {
   return Op("Cast")
       .Check([](const Node& n, const pattern::Match&) -> std::optional<std::string> {
@@ -79,12 +82,18 @@ Pattern NanGuard(Pattern p) {
                              Capture(c::kNanGuarded, std::move(p))});
 }
 
+// Up to two float Casts in a row: softmax(x, dtype=float32).to(float16) is
+// exported by torch 1.13 as Softmax, Cast(float32), Cast(float16).
+Pattern FloatCasts(Pattern p) {
+  p = Tidy(pattern::Optional(std::move(p), FloatCast));
+  return Tidy(pattern::Optional(std::move(p), FloatCast));
+}
+
 // What the output MatMul reads: the softmax seen through dropout, casts and a NaN guard.
 Pattern Probabilities(Pattern softmax) {
   Pattern p = Tidy(std::move(softmax));
   p = pattern::Optional(p, NanGuard);
-  p = Tidy(pattern::Optional(p, FloatCast));
-  return p;
+  return FloatCasts(p);
 }
 
 const char* ScaleName(ScalePlace s) {
@@ -140,12 +149,14 @@ Pattern AttentionPattern(const AttentionVariant& v) {
     kt = OneOf({Scaled(Tidy(kt), c::kKScale),
                 Op("Transpose").CaptureNode(c::kKtTranspose).Inputs({Tidy(Scaled(Tidy(Capture(c::kKtBase)), c::kKScale))})});
   }
-  Pattern s = Tidy(Op("MatMul").CaptureNode(c::kScores).Inputs({Tidy(q), Tidy(kt)}));
+  // float16 exports may compute the scale in float32 between two Casts
+  // (torch 1.13 writes GPT-2's w / torch.full([], √D, dtype) so).
+  Pattern s = FloatCasts(Op("MatMul").CaptureNode(c::kScores).Inputs({Tidy(q), Tidy(kt)}));
   if (v.mask_before_scale) s = Tidy(MaskStage(v.mask, s));
-  if (v.scale == ScalePlace::kScores) s = Tidy(Scaled(s, c::kScale));
+  if (v.scale == ScalePlace::kScores) s = FloatCasts(Scaled(s, c::kScale));
   if (v.softcap) s = Tidy(SoftcapStage(s));
   if (!v.mask_before_scale && v.mask != MaskForm::kNone) s = Tidy(MaskStage(v.mask, s));
-  Pattern softmax_input = Tidy(pattern::Optional(s, FloatCast));
+  Pattern softmax_input = FloatCasts(s);
   Pattern softmax = Op("Softmax").CaptureNode(c::kSoftmax).Inputs({softmax_input});
   return Op("MatMul").CaptureNode(c::kOutputMatMul).Inputs({Probabilities(softmax), Capture(c::kV)});
 }

@@ -38,10 +38,10 @@ std::optional<Reason> CheckSoftmaxAxis(const Graph& graph, const Node& softmax, 
   return std::nullopt;
 }
 
-// The product of the scale factors the variant captured, or why there is none.
-std::variant<double, Reason> ScaleFactor(const pattern::Match& m) {
+// The product of the scale factors the variant captured under `prefixes`, or why there is none.
+std::variant<double, Reason> ScaleFactor(const pattern::Match& m, std::initializer_list<const char*> prefixes) {
   double scale = 1.0;
-  for (const char* prefix : {c::kScale, c::kQScale, c::kKScale}) {
+  for (const char* prefix : prefixes) {
     for (const char* kind : {"_div", "_mul"}) {
       const Value* operand = m.value(absl::StrCat(prefix, kind));
       if (operand == nullptr) continue;
@@ -85,6 +85,33 @@ std::optional<PreSplitScale> FindPreSplitScale(const Value* projection) {
   }
   return std::nullopt;
 }
+
+// Whether `to` holds every value of `of` exactly: the type itself, or a wider float.
+bool HoldsEveryValueOf(ElementType to, ElementType of) {
+  if (to == of || to == ElementType::kFloat64) return true;
+  return to == ElementType::kFloat32 && (of == ElementType::kFloat16 || of == ElementType::kBFloat16);
+}
+
+// Every Cast the match looked through (around the softmax, or a no-op one
+// between two steps) must lose nothing of the attention's type: the fused op
+// computes in float32 and rounds once to that type, so a Cast to it or to a
+// wider float is what it does, but a Cast to a narrower type (float32 scores
+// or probabilities rounded to float16, float16 ones to bfloat16) changes
+// values the fused op would not change.
+std::optional<Reason> CheckCasts(const pattern::Match& m, ElementType type) {
+  if (type == ElementType::kUndefined) return std::nullopt;
+  for (const Node* n : m.nodes()) {
+    if (n->op_type() != "Cast") continue;
+    const ElementType to = static_cast<ElementType>(n->attributes().GetInt("to", 0).value_or(0));
+    if (!HoldsEveryValueOf(to, type))
+      return absl::StrCat(n->Describe(), " casts to ", ElementTypeName(to), ", which rounds the ",
+                          ElementTypeName(type), " values of the attention: the fused op would not");
+  }
+  return std::nullopt;
+}
+
+// float16's largest finite value is 65504; a product of 65520 or more rounds to +inf.
+constexpr double kFloat16Overflow = 65520.0;
 
 struct Operands {
   HeadOperand q, k, v;
@@ -248,6 +275,13 @@ std::variant<MaskDecision, Reason> DecideMask(const Graph& graph, const pattern:
     if (!chain.ok()) return Reason(std::string(chain.status().message()));
     return FromChain(*chain);
   }
+  // float16 scores overflow per key: where every key a row sees is -inf and
+  // a hidden key is not, the subgraph weights the hidden keys by how s + fill
+  // rounds in float16, which no fill policy of the fused op reproduces. A
+  // Where gives the hidden keys its constant fill instead.
+  if (v.mask == MaskForm::kAdd && scores.output(0)->type() == ElementType::kFloat16)
+    return Reason("an additive mask on float16 scores: where the scores a row sees overflow to -inf, the subgraph "
+                  "weights the hidden keys by how scores + mask round in float16, which the fused op does not");
   MaskProofRequest request;
   bool infinite_fill = false;
   // Where(mask, s, fill) replaces a hidden score; an added mask keeps it.
@@ -303,6 +337,15 @@ std::variant<MaskDecision, Reason> DecideMask(const Graph& graph, const pattern:
   // Not provably causal: an explicit attn_mask input, when that is exact.
   if (v.mask == MaskForm::kAdd && v.mask_before_scale)
     return Reason(absl::StrCat(why, "; an additive mask before the scale cannot be passed as attn_mask"));
+  // The subgraph adds a 16-bit mask in that type: s + finfo(float16).min
+  // rounds in steps of 32 (s - 1e4 in bfloat16 in steps of 64), so a row whose
+  // every key the mask hides weights its keys by how their scores round,
+  // where the fused op, adding in float32, gives softmax(s + m).
+  const ElementType scores_type = scores.output(0)->type();
+  if (v.mask == MaskForm::kAdd && (scores_type == ElementType::kFloat16 || scores_type == ElementType::kBFloat16))
+    return Reason(absl::StrCat(why, "; an additive ", ElementTypeName(scores_type),
+                               " mask cannot be passed as attn_mask: the subgraph rounds scores + mask to ",
+                               ElementTypeName(scores_type), ", which the fused op does not"));
   const int mask_rank = RankOf(request.mask);
   if (mask_rank == 0 || mask_rank > 4) return Reason(absl::StrCat(why, "; the mask's rank is unknown or above 4"));
   std::string ref = request.mask->name();
@@ -364,7 +407,7 @@ std::variant<AttentionRewrite, std::string> CheckAttention(const Graph& graph, c
   if (auto why = CheckMatMulBroadcast(*pv, rank, "the probabilities", "V")) return *why;
   if (auto why = pattern::CheckInternalUses(m, pv)) return *why;
 
-  auto scale_or = ScaleFactor(m);
+  auto scale_or = ScaleFactor(m, {c::kScale, c::kQScale, c::kKScale});
   if (auto* why = std::get_if<Reason>(&scale_or)) return *why;
   double scale = std::get<double>(scale_or);
   std::optional<double> softcap;
@@ -404,6 +447,25 @@ std::variant<AttentionRewrite, std::string> CheckAttention(const Graph& graph, c
   const ElementType type = q->type();
   // The fused kernels accumulate in float32; fusing a float64 graph would silently lose precision.
   if (type == ElementType::kFloat64) return Reason("Q is float64 and the fused attention kernels compute in float32");
+  if (auto why = CheckCasts(m, type)) return *why;
+  // float16 scores overflow to +-inf where |Q·K| (times the factors applied
+  // before and at the MatMul's output) reaches 65520; the fused op computes
+  // them in float32, so it is told where the subgraph's scores become
+  // infinite (score_limit) and gives what the subgraph gives there.
+  std::optional<double> score_limit;
+  if (type == ElementType::kFloat16) {
+    auto before = ScaleFactor(m, {c::kQScale, c::kKScale});
+    auto after = ScaleFactor(m, {c::kScale});
+    if (auto* why = std::get_if<Reason>(&before)) return *why;
+    if (auto* why = std::get_if<Reason>(&after)) return *why;
+    const double pre = std::fabs(std::get<double>(before)), post = std::fabs(std::get<double>(after));
+    // A factor above 1 makes where the scores overflow depend on where a
+    // Cast sits between the steps (and on Q·c overflowing by itself).
+    if (pre > 1.0 || post > 1.0)
+      return Reason(absl::StrCat("float16 scores scaled by a factor above 1 (", pre * post,
+                                 "): where they overflow is not modelled"));
+    score_limit = kFloat16Overflow / pre;
+  }
   for (const auto& [name, op] : {NamedOperand{"K", &ops.k}, NamedOperand{"V", &ops.v}}) {
     const Value* val = op->value != nullptr ? op->value : op->base;
     if (type != ElementType::kUndefined && val->type() != ElementType::kUndefined && val->type() != type)
@@ -426,6 +488,9 @@ std::variant<AttentionRewrite, std::string> CheckAttention(const Graph& graph, c
   auto mask_or = DecideMask(graph, m, variant, ops.k, *scores, rank, context, rw.plan, memo);
   if (auto* why = std::get_if<Reason>(&mask_or)) return *why;
   MaskDecision& mask = std::get<MaskDecision>(mask_or);
+  // Without a mask no row is hidden, but overflowing float16 scores can make
+  // every score of a row -inf: the subgraph's softmax of that row is NaN.
+  if (variant.mask == MaskForm::kNone && score_limit) mask.masked_rows = mha::MaskedRows::kNaN;
   // Where(IsNaN(p), 0, p) after the softmax: rows the subgraph makes NaN give zero weights.
   const bool nan_guard = m.value(c::kNanGuarded) != nullptr;
   if (nan_guard && mask.masked_rows == mha::MaskedRows::kNaN) mask.masked_rows = mha::MaskedRows::kZeros;
@@ -475,6 +540,7 @@ std::variant<AttentionRewrite, std::string> CheckAttention(const Graph& graph, c
     fused.attributes.Set(mha::kHiddenNonFinite,
                          std::vector<int64_t>{mask.hidden_nonfinite[0], mask.hidden_nonfinite[1]});
   if (nan_guard) fused.attributes.Set(mha::kNanGuard, int64_t{1});
+  if (score_limit) fused.attributes.Set(mha::kScoreLimit, static_cast<float>(*score_limit));
   if (softcap) fused.attributes.Set(mha::kSoftcap, static_cast<float>(*softcap));
   const bool has_past = ops.k.past != nullptr;
   fused.inputs.assign(mha::kNumInputs, "");

@@ -54,15 +54,17 @@ struct HiddenNonFinite {
   bool bias = true;        // keys a -inf bias entry or kv_valid_len hides (attn_mask, key padding)
 };
 
-/// Q·K as the subgraph's float32 MatMul gives it: accumulated here in double,
-/// but infinite where the float32 product overflows (|q·k| above FLT_MAX),
-/// as it does in the graph before any scale. The reference backend and the
+/// Q·K as the subgraph's MatMul gives it: accumulated here in double, but
+/// infinite where the product overflows the scores' type (|q·k| above
+/// FLT_MAX, or at `limit`: AttentionArgs::score_limit for float16 scores), as
+/// it does in the graph before any scale. The reference backend and the
 /// non-finite rules read scores through this.
-inline double Float32Dot(const float* q, const float* k, int64_t n) {
+inline double Float32Dot(const float* q, const float* k, int64_t n,
+                         double limit = std::numeric_limits<double>::infinity()) {
   double dot = 0.0;
   for (int64_t d = 0; d < n; ++d) dot += static_cast<double>(q[d]) * k[d];
-  if (dot > std::numeric_limits<float>::max()) return std::numeric_limits<double>::infinity();
-  if (dot < -std::numeric_limits<float>::max()) return -std::numeric_limits<double>::infinity();
+  if (dot > std::numeric_limits<float>::max() || dot >= limit) return std::numeric_limits<double>::infinity();
+  if (dot < -std::numeric_limits<float>::max() || dot <= -limit) return -std::numeric_limits<double>::infinity();
   return dot;
 }
 
@@ -119,6 +121,11 @@ struct AttentionArgs {
   /// The subgraph guards its probabilities with Where(IsNaN(p), 0, p): a row
   /// that a NaN or +inf score makes NaN gives all-zero weights instead.
   bool nan_rows_zeroed = false;
+  /// |Q·K| (before the scale) at and above which the subgraph's score is
+  /// ±inf: 65520 (over the factors applied before its MatMul) for float16
+  /// scores, which overflow where the float32 the kernels compute in does
+  /// not. The non-finite rules recompute the rows that may reach it.
+  float score_limit = std::numeric_limits<float>::infinity();
   int threads = 1;
 };
 
