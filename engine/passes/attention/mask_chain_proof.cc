@@ -490,6 +490,14 @@ absl::StatusOr<ProvenMaskChain> Prove(const MaskChainRequest& request, ShapeSubg
       if (auto bad = CollectFills(*r, st, &pattern.values, z.batch, z.probe, proven, seen)) return NotCausal(*bad);
     }
   }
+  // A row with no visible key whose keys get s + fill: the fused op adds the
+  // fill to a float32 score, where float16 rounds s + fill in its own steps
+  // (32 at finfo.min), which decides such a row's weights.
+  if (half)
+    for (int part = 0; part < 3; ++part)
+      if (proven.fill_seen[part] && proven.fill_adds_score[part])
+        return NotCausal(absl::StrCat("a row whose every key is hidden gives its keys the float16 scores plus ",
+                                      proven.fills[part], ", rounded in float16; the fused op adds it in float32"));
   return proven;
 }
 
