@@ -27,6 +27,9 @@ import math
 import torch
 from torch import nn
 
+import forms_merged
+import hf_llama
+
 # The keys a query sees with sliding_window = w, by the way the version writes the window: the
 # fused op's `window` (itself and window - 1 keys before it).
 SEEN_KEYS = {"triu": lambda w: w, "tril": lambda w: w + 1, "range": lambda w: w + 1}
@@ -57,28 +60,12 @@ def make_causal_mask(tgt_len, past, dtype, sliding_window, form):
     return mask
 
 
-def expand_mask(mask, dtype, tgt_len):
-    """AttentionMaskConverter._expand_mask: (B, S) 1/0 -> (B, 1, T, S), finfo.min where 0."""
-    bsz, src_len = mask.size()
-    expanded_mask = mask[:, None, None, :].expand(bsz, 1, tgt_len, src_len).to(dtype)
-    inverted_mask = 1.0 - expanded_mask
-    return inverted_mask.masked_fill(inverted_mask.to(torch.bool), torch.finfo(dtype).min)
-
-
 def prepare_4d_causal_attention_mask(attention_mask, input_shape, dtype, past, sliding_window, form):
     bsz, tgt_len = input_shape
     causal = make_causal_mask(tgt_len, past, dtype, sliding_window, form)
     causal = causal[None, None, :, :].expand(bsz, 1, tgt_len, tgt_len + past)
-    expanded = expand_mask(attention_mask, dtype, tgt_len)
+    expanded = forms_merged.expand_mask(attention_mask, dtype, tgt_len)
     return causal.masked_fill(expanded.bool(), torch.finfo(dtype).min)
-
-
-def repeat_kv(hidden_states, n_rep):
-    batch, num_key_value_heads, slen, head_dim = hidden_states.shape
-    if n_rep == 1:
-        return hidden_states
-    hidden_states = hidden_states[:, :, None, :, :].expand(batch, num_key_value_heads, n_rep, slen, head_dim)
-    return hidden_states.reshape(batch, num_key_value_heads * n_rep, slen, head_dim)
 
 
 class MistralAttention(nn.Module):
@@ -104,8 +91,8 @@ class MistralAttention(nn.Module):
             value_states = torch.cat([past_value, value_states], dim=2)
         present = (key_states, value_states)
         n_rep = self.num_heads // self.num_key_value_heads
-        key_states = repeat_kv(key_states, n_rep)
-        value_states = repeat_kv(value_states, n_rep)
+        key_states = hf_llama.repeat_kv(key_states, n_rep)
+        value_states = hf_llama.repeat_kv(value_states, n_rep)
         attn_weights = torch.matmul(query_states, key_states.transpose(2, 3)) / math.sqrt(self.head_dim)
         attn_weights = attn_weights + attention_mask
         attn_weights = nn.functional.softmax(attn_weights, dim=-1, dtype=torch.float32).to(query_states.dtype)
