@@ -14,6 +14,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import catalog_attention  # noqa: E402
+import catalog_bias  # noqa: E402
 import catalog_external  # noqa: E402
 import catalog_forms  # noqa: E402
 import catalog_gpt  # noqa: E402
@@ -22,7 +23,7 @@ import catalog_negative  # noqa: E402
 from export import torch_export, torch_outputs, write_folder  # noqa: E402
 
 ALL = (catalog_attention.SPECS + catalog_gpt.SPECS + catalog_hf.SPECS + catalog_negative.SPECS
-       + [catalog_external.SPEC] + catalog_forms.SPECS)
+       + [catalog_external.SPEC] + catalog_forms.SPECS + catalog_bias.SPECS)
 
 
 def generate(spec, models_dir):

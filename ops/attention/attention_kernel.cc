@@ -12,6 +12,7 @@
 #include "ops/attention/float_staging.h"
 #include "ops/attention/key_padding.h"
 #include "ops/attention/nonfinite.h"
+#include "ops/attention/position_bias.h"
 #include "ops/attention/kernels/attention_args.h"
 
 namespace attune::attention {
@@ -102,8 +103,11 @@ absl::Status AttentionKernel::Run(KernelContext& ctx) const {
   if (nonpad != nullptr && !p.accepts_nonpad_kv_seqlen) {
     return absl::InvalidArgumentError(absl::StrCat(p.op_name, ": input 6 (nonpad_kv_seqlen) needs opset 24"));
   }
-  if (key_padding != nullptr && mask != nullptr) {
+  if (key_padding != nullptr && mask != nullptr && !p.position_bias) {
     return absl::UnimplementedError(absl::StrCat(p.op_name, ": a key padding mask together with attn_mask"));
+  }
+  if (p.position_bias && mask == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(p.op_name, ": position_bias = 1 needs the bias (input 3)"));
   }
 
   ASSIGN_OR_RETURN(const AttentionShapes s, ResolveAttentionShapes(p, *q, *k, *v, past_key, past_value));
@@ -114,11 +118,16 @@ absl::Status AttentionKernel::Run(KernelContext& ctx) const {
   AttentionBias bias;
   if (mask != nullptr) {
     ASSIGN_OR_RETURN(bias, PrepareAttentionBias(ctx, p, s, *mask));
+    if (p.position_bias) RETURN_IF_ERROR(CheckPositionBiasRange(p, s, bias.view));
   }
   KeyPadding padding;
   if (key_padding != nullptr) {
     ASSIGN_OR_RETURN(padding, PrepareKeyPadding(ctx, p, s, *key_padding));
-    bias.view = padding.bias;
+    if (mask != nullptr) {
+      ASSIGN_OR_RETURN(bias, FoldKeyPadding(ctx, p, s, bias.view, padding));
+    } else {
+      bias.view = padding.bias;
+    }
     valid_keys = padding.valid_keys.data();
   }
   ASSIGN_OR_RETURN(const AttentionOperands operands,
@@ -157,6 +166,7 @@ absl::Status AttentionKernel::Run(KernelContext& ctx) const {
   args.hidden_fills = p.hidden_fills;
   args.hidden_nonfinite = p.hidden_nonfinite;
   args.nan_rows_zeroed = p.nan_rows_zeroed;
+  args.bias_is_scores = p.position_bias;
   args.k_finite = operands.k_finite;
   args.v_finite = operands.v_finite;
   args.key_visible = key_padding != nullptr ? padding.visible.data() : nullptr;

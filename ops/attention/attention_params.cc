@@ -147,6 +147,7 @@ absl::StatusOr<AttentionParams> ParseMultiHeadAttentionParams(const KernelInfo& 
   ASSIGN_OR_RETURN(p.key_padding_values, ParseKeyPaddingValues(attrs, p.op_name));
   ASSIGN_OR_RETURN(p.hidden_nonfinite, ParseHiddenNonFinite(attrs, p.op_name));
   ASSIGN_OR_RETURN(p.nan_rows_zeroed, Flag(attrs, p.op_name, mha::kNanGuard));
+  ASSIGN_OR_RETURN(p.position_bias, Flag(attrs, p.op_name, mha::kPositionBias));
   p.alignment = CausalAlignment::kBottomRight;
   p.short_mask_keys = ShortMaskKeys::kBroadcast;
   return p;

@@ -69,6 +69,9 @@ struct AttentionParams {
   /// replaces it) and nan_guard; ONNX Attention adds both masks, unguarded.
   HiddenNonFinite hidden_nonfinite;
   bool nan_rows_zeroed = false;
+  /// MultiHeadAttention's position_bias: the mask input is a position bias
+  /// added to the scores before the causal part and the key padding hide keys.
+  bool position_bias = false;
   /// Whether input 6 is a key padding mask (MultiHeadAttention), and which
   /// of its values the fusion was proven for.
   KeyPaddingValues key_padding_values = KeyPaddingValues::kBinary;

@@ -34,6 +34,20 @@ void FillRow(const AttentionArgs& a, int64_t b, int64_t h, int64_t i) {
 
 bool NanScore(double s) { return std::isnan(s) || s == std::numeric_limits<double>::infinity(); }
 
+// Whether key j of batch b is padding (a zero of the key padding input).
+bool PaddedKey(const AttentionArgs& a, int64_t b, int64_t j) {
+  return a.key_visible != nullptr && a.key_visible[b * a.kv_len + j] == 0;
+}
+
+// Whether bias entry x at key j of batch b gives a score the kernels'
+// softmax does not compute as the subgraph does: NaN or +inf; and in a
+// position bias, -inf at a key no padding hides (a -inf score, which the
+// kernels read as a hidden key).
+bool SuspectBias(const AttentionArgs& a, int64_t b, int64_t j, float x) {
+  if (NanScore(x)) return true;
+  return a.bias_is_scores && x == -std::numeric_limits<float>::infinity() && !PaddedKey(a, b, j);
+}
+
 // The score of key j for row i as the subgraph computes it (Q·K·scale,
 // softcap, bias), in double: only evaluated on the rare rows that hold a
 // non-finite operand.
@@ -42,7 +56,7 @@ double Score(const AttentionArgs& a, int64_t b, int64_t h, int64_t kvh, int64_t 
   const float* k = RowOf(a.k, b, kvh, j);
   double s = Float32Dot(q, k, a.head_dim) * a.scale;
   if (a.softcap > 0.0f) s = a.softcap * std::tanh(s / a.softcap);
-  if (a.bias.data != nullptr) s += RowOf(a.bias, b, h, i)[j];
+  if (a.bias.data != nullptr) s = static_cast<float>(s) + RowOf(a.bias, b, h, i)[j];
   return s;
 }
 
@@ -51,8 +65,10 @@ double Score(const AttentionArgs& a, int64_t b, int64_t h, int64_t kvh, int64_t 
 // replacing it (HiddenNonFinite).
 bool ReachesSoftmax(const AttentionArgs& a, int64_t b, int64_t i, int64_t j, const float* bias) {
   if (StructurallyHidden(a, i, j) && !a.hidden_nonfinite.structural) return false;
-  const bool bias_hides =
-      j >= ValidKeys(a, b) || (bias != nullptr && bias[j] == -std::numeric_limits<float>::infinity());
+  // A position bias hides nothing itself: only the padding folded into it does.
+  const bool bias_hides = j >= ValidKeys(a, b) ||
+                          (a.bias_is_scores ? PaddedKey(a, b, j)
+                                            : bias != nullptr && bias[j] == -std::numeric_limits<float>::infinity());
   return !bias_hides || a.hidden_nonfinite.bias;
 }
 
@@ -70,7 +86,7 @@ bool BiasHasNanScores(const AttentionArgs& a) {
       for (int64_t i = 0; i < rows; ++i) {
         const float* row = RowOf(a.bias, b, h, i);
         bool bad = false;
-        for (int64_t j = 0; j < a.kv_len; ++j) bad |= NanScore(row[j]);
+        for (int64_t j = 0; j < a.kv_len; ++j) bad |= SuspectBias(a, b, j, row[j]);
         if (bad) return true;
       }
   return false;
@@ -104,7 +120,7 @@ void PropagateNonFinite(const AttentionArgs& a) {
           const bool bad_query = AnyNonFinite(RowOf(a.q, b, h, i), a.head_dim);
           const float* bias = a.bias.data != nullptr ? RowOf(a.bias, b, h, i) : nullptr;
           bool bad_bias = false;
-          for (int64_t j = 0; bias_suspect && j < a.kv_len; ++j) bad_bias |= NanScore(bias[j]);
+          for (int64_t j = 0; bias_suspect && j < a.kv_len; ++j) bad_bias |= SuspectBias(a, b, j, bias[j]);
           if (!(bad_query || any_key || bad_bias || any_column || !inf_entries.empty())) continue;
           const KeyRange r = VisibleKeys(a, b, i);
           auto visible = [&](int64_t j) {
@@ -119,7 +135,7 @@ void PropagateNonFinite(const AttentionArgs& a) {
             neg_inf.assign(static_cast<size_t>(a.kv_len), false);
             for (int64_t j = 0; j < a.kv_len && !nan_row; ++j) {
               const bool seen = visible(j);
-              if (!(bad_query || bad_key[j] || (bias != nullptr && NanScore(bias[j])))) {
+              if (!(bad_query || bad_key[j] || (bias != nullptr && SuspectBias(a, b, j, bias[j])))) {
                 finite_seen |= seen;
                 continue;
               }

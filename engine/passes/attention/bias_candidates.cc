@@ -1,0 +1,96 @@
+#include "engine/passes/attention/bias_candidates.h"
+
+#include <algorithm>
+#include <unordered_set>
+
+namespace attune::attention {
+namespace {
+
+// Walks this many nodes at most when asking whether one value depends on another.
+constexpr int kMaxDependencyNodes = 256;
+// The mask steps between the scores and the softmax are a handful of nodes.
+constexpr int kMaxPathNodes = 16;
+
+// Whether `v` is `target` or computed from it (within kMaxDependencyNodes
+// nodes; beyond them the answer is yes, which only drops a candidate).
+bool DependsOn(const Value* v, const Value* target) {
+  std::vector<const Value*> stack = {v};
+  std::unordered_set<const Node*> seen;
+  while (!stack.empty()) {
+    const Value* x = stack.back();
+    stack.pop_back();
+    if (x == nullptr) continue;
+    if (x == target) return true;
+    const Node* n = x->producer();
+    if (n == nullptr || !seen.insert(n).second) continue;
+    if (static_cast<int>(seen.size()) > kMaxDependencyNodes) return true;
+    for (const Value* in : n->inputs()) stack.push_back(in);
+  }
+  return false;
+}
+
+// One node of the path and the input the path enters it by.
+struct Step {
+  const Node* node;
+  int path_input;
+};
+
+// The path's nodes from the softmax side back to scores_in; empty when some
+// node on it reads scores_in through more than one input (Max(s, s·c) ...).
+std::vector<Step> PathOf(const Value* scores_in, const Value* masked) {
+  std::vector<Step> path;
+  const Value* cur = masked;
+  while (cur != scores_in) {
+    const Node* n = cur->producer();
+    if (n == nullptr || static_cast<int>(path.size()) >= kMaxPathNodes) return {};
+    int on_path = -1;
+    for (int i = 0; i < n->num_inputs(); ++i) {
+      if (n->input(i) == nullptr || !DependsOn(n->input(i), scores_in)) continue;
+      if (on_path >= 0) return {};
+      on_path = i;
+    }
+    if (on_path < 0) return {};
+    path.push_back({n, on_path});
+    cur = n->input(on_path);
+  }
+  return path;
+}
+
+// The operand an Add step adds to the path value.
+const Value* AddedOperand(const Step& s) {
+  if (s.node->op_type() != "Add" || s.node->num_inputs() != 2) return nullptr;
+  return s.node->input(1 - s.path_input);
+}
+
+}  // namespace
+
+std::vector<const Value*> PositionBiasCandidates(const Value* scores_in, const Value* masked, const Value* scores) {
+  std::vector<const Value*> inner, added;
+  for (const Step& s : PathOf(scores_in, masked)) {
+    const Value* x = AddedOperand(s);
+    if (x == nullptr || DependsOn(x, scores)) continue;
+    added.push_back(x);
+    const Node* sum = x->producer();
+    if (sum != nullptr && sum->op_type() == "Add" && sum->num_inputs() == 2 && x->uses().size() == 1 &&
+        !x->is_graph_output())
+      for (const Value* part : sum->inputs())
+        if (part != nullptr && std::find(inner.begin(), inner.end(), part) == inner.end()) inner.push_back(part);
+  }
+  inner.insert(inner.end(), added.begin(), added.end());
+  return inner;
+}
+
+const Node* BiasAdd(const Value* scores_in, const Value* masked, const Value* bias) {
+  for (const Step& s : PathOf(scores_in, masked)) {
+    const Value* x = AddedOperand(s);
+    if (x == nullptr) continue;
+    if (x == bias) return s.node;
+    const Node* sum = x->producer();
+    if (sum != nullptr && sum->op_type() == "Add" && x->uses().size() == 1 &&
+        (sum->input(0) == bias || sum->input(1) == bias))
+      return sum;
+  }
+  return nullptr;
+}
+
+}  // namespace attune::attention

@@ -1,0 +1,30 @@
+// Where a position bias (ALiBi, T5's relative bias) can sit in the mask steps
+// between the scaled scores and the softmax: the tensors those steps add to
+// the scores that do not depend on the scores. Which of them is the bias is
+// not guessed here: the caller proves the steps with each candidate held at
+// zero (mask_chain_proof.h) and keeps the first whose rest is a mask.
+#pragma once
+
+#include <vector>
+
+#include "core/ir/graph.h"
+
+namespace attune::attention {
+
+/// The candidates, the most specific first:
+///  - for an added tensor that is itself Add(b, m) read only there (T5 adds
+///    its extended mask into position_bias, then position_bias to the
+///    scores), b and m;
+///  - every tensor an Add on the path adds to the scores (MPT: scores +
+///    attn_bias, then the masked_fills).
+/// The path runs from `masked` (what the softmax reads) back to `scores_in`
+/// through nodes with exactly one input that depends on `scores_in`; a
+/// candidate never depends on `scores` (the Q·Kᵀ MatMul's output).
+std::vector<const Value*> PositionBiasCandidates(const Value* scores_in, const Value* masked, const Value* scores);
+
+/// The Add inside the steps that reads `bias`, when `bias` enters one of the
+/// two forms above: added to a value on the path, or added to a tensor
+/// that is then added to one. nullptr otherwise.
+const Node* BiasAdd(const Value* scores_in, const Value* masked, const Value* bias);
+
+}  // namespace attune::attention
