@@ -59,6 +59,7 @@ AttentionArgs BatchSlice(const AttentionArgs& a, int64_t b) {
   AdvanceBatch(one.k, b);
   AdvanceBatch(one.v, b);
   AdvanceBatch(one.bias, b);
+  AdvanceBatch(one.scores_bias, b);
   if (one.y != nullptr) one.y += b * a.y_stride_batch;
   if (one.kv_valid_len != nullptr) one.kv_valid_len += b;
   if (one.key_visible != nullptr) one.key_visible += b * a.kv_len;
@@ -120,11 +121,13 @@ absl::Status AttentionKernel::Run(KernelContext& ctx) const {
     ASSIGN_OR_RETURN(bias, PrepareAttentionBias(ctx, p, s, *mask));
     if (p.position_bias) RETURN_IF_ERROR(CheckPositionBiasRange(p, s, bias.view));
   }
+  AttentionBias folded;  // a position bias with the key padding folded in; `bias` stays as given
+  const StridedView scores_bias = bias.view;
   KeyPadding padding;
   if (key_padding != nullptr) {
     ASSIGN_OR_RETURN(padding, PrepareKeyPadding(ctx, p, s, *key_padding));
     if (mask != nullptr) {
-      ASSIGN_OR_RETURN(bias, FoldKeyPadding(ctx, p, s, bias.view, padding));
+      ASSIGN_OR_RETURN(folded, FoldKeyPadding(ctx, p, s, bias.view, padding));
     } else {
       bias.view = padding.bias;
     }
@@ -160,13 +163,14 @@ absl::Status AttentionKernel::Run(KernelContext& ctx) const {
   args.softcap = p.softcap;
   args.causal = p.causal;
   args.window = p.window;
-  args.bias = bias.view;
+  args.bias = folded.view.data != nullptr ? folded.view : bias.view;
   args.kv_valid_len = valid_keys;
   args.masked_rows = p.masked_rows;
   args.hidden_fills = p.hidden_fills;
   args.hidden_nonfinite = p.hidden_nonfinite;
   args.nan_rows_zeroed = p.nan_rows_zeroed;
   args.bias_is_scores = p.position_bias;
+  if (p.position_bias) args.scores_bias = scores_bias;
   args.k_finite = operands.k_finite;
   args.v_finite = operands.v_finite;
   args.key_visible = key_padding != nullptr ? padding.visible.data() : nullptr;

@@ -110,6 +110,10 @@ struct AttentionArgs {
   /// the non-finite rules tell the two apart. Key padding, when given, is
   /// folded into the bias as -inf (the padded keys are key_visible's zeros).
   bool bias_is_scores = false;
+  /// With bias_is_scores: the position bias as given, before the key padding
+  /// was folded into `bias` (the non-finite rules read what it holds at
+  /// padded keys; the kernels never read it).
+  StridedView scores_bias;
 
   /// A query row that sees no key at all outputs this.
   MaskedRows masked_rows = MaskedRows::kZeros;
