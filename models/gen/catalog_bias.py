@@ -74,7 +74,7 @@ BLOOM = ("BLOOM attention as Hugging Face modeling_bloom writes it: fused query_
 BLOOM_PENDING = ("Not fused yet: the heads are merged into the batch for the whole block (3-D "
                  "(B*4, T, S) scores and bias, a Reshape to 4-D before the mask and back after the "
                  "softmax), a layout the attention patterns do not read.")
-NEG = {"negative": True, "expected_causal_fusions": 0}
+NEG = {"negative": True, "expected_causal_fusions": 0, "explicit_fusion_allowed": False}
 SPECS += [
     spec("forms_alibi_bloom", f"{BLOOM} {BLOOM_PENDING}", lambda: F.BloomAttention(D_MODEL, HEADS),
          17, "causal+padding+bias", 0, 66),
