@@ -35,12 +35,16 @@ inline constexpr char kKeyPadding[] = "key_padding";    // a KeyPaddingValues na
 // still makes its row NaN), 0 when it replaces the score (Where).
 inline constexpr char kHiddenNonFinite[] = "hidden_nonfinite";
 inline constexpr char kNanGuard[] = "nan_guard";  // 0 or 1: Where(IsNaN(p), 0, p) after the softmax
-// 0 or 1: input 3 is a position bias (ALiBi, T5's relative bias) that the
-// subgraph adds to the scaled scores before its causal/window part and its key
-// padding hide keys. Its entries are scores, not a mask: a -inf entry is a -inf
-// score (a row of them takes the fills of the keys the masks hide), and it may
-// come with input 6. Without it, input 3 is an explicit mask (-inf hides a key).
+// 0, 1 or 2: input 3 is a position bias (ALiBi, T5's relative bias) that the
+// subgraph adds to the scaled scores next to its causal/window part and its key
+// padding. Its entries are scores, not a mask: a -inf entry is a -inf score (a
+// row of them takes the fills of the keys the masks hide), and it may come with
+// input 6. 1: (scores + bias), then the masks (MPT); 2: scores + (bias + mask)
+// (T5 adds its mask into the bias), which differ in what a hidden key's score
+// is when the bias is huge. 0 (default): input 3 is an explicit mask.
 inline constexpr char kPositionBias[] = "position_bias";
+inline constexpr int64_t kBiasOnScores = 1;
+inline constexpr int64_t kBiasIntoMask = 2;
 
 /// Every attribute the op has; any other is refused.
 inline constexpr std::string_view kAttributes[] = {kNumHeads,   kKvNumHeads, kScale,      kCausal,

@@ -117,9 +117,15 @@ absl::Status AttentionKernel::Run(KernelContext& ctx) const {
     ASSIGN_OR_RETURN(valid_keys, CheckNonpadKvSeqlen(p, s, *nonpad));
   }
   AttentionBias bias;
+  bool large_bias = false;  // a position bias entry the kernels' fast path cannot take
   if (mask != nullptr) {
     ASSIGN_OR_RETURN(bias, PrepareAttentionBias(ctx, p, s, *mask));
-    if (p.position_bias) RETURN_IF_ERROR(CheckPositionBiasRange(p, s, bias.view));
+    if (p.position_bias && HasLargePositionBias(s, bias.view)) {
+      // Beyond the fast path's range: computed row by row from the fills, when the op has them.
+      const bool fills_known = p.masked_rows == MaskedRows::kFills || p.masked_rows == MaskedRows::kNaN;
+      if (!fills_known || p.softcap > 0.0f) RETURN_IF_ERROR(CheckPositionBiasRange(p, s, bias.view));
+      large_bias = true;
+    }
   }
   AttentionBias folded;  // a position bias with the key padding folded in; `bias` stays as given
   const StridedView scores_bias = bias.view;
@@ -171,6 +177,7 @@ absl::Status AttentionKernel::Run(KernelContext& ctx) const {
   args.nan_rows_zeroed = p.nan_rows_zeroed;
   args.bias_is_scores = p.position_bias;
   if (p.position_bias) args.scores_bias = scores_bias;
+  args.bias_into_mask = p.bias_into_mask;
   args.k_finite = operands.k_finite;
   args.v_finite = operands.v_finite;
   args.key_visible = key_padding != nullptr ? padding.visible.data() : nullptr;
@@ -190,6 +197,7 @@ absl::Status AttentionKernel::Run(KernelContext& ctx) const {
     args.causal_offset = offsets[0];
     RETURN_IF_ERROR(compute(args, qk_data));
     PropagateNonFinite(args);
+    if (large_bias) RecomputeLargePositionBiasRows(args);
   } else {
     const int64_t qk_batch_stride = s.q_heads * s.q_len * s.total_kv_len;
     for (int64_t b = 0; b < s.batch; ++b) {

@@ -22,9 +22,22 @@ namespace attune::attention {
 /// entries are computed as the subgraph computes them (the non-finite rules).
 inline constexpr float kPositionBiasLimit = 0x1p100f;
 
+/// Whether `bias` holds a finite entry of kPositionBiasLimit or more in
+/// magnitude (each distinct row of a broadcast bias read once).
+bool HasLargePositionBias(const AttentionShapes& s, const StridedView& bias);
+
 /// InvalidArgument naming the first finite entry of `bias` whose magnitude is
-/// kPositionBiasLimit or more (each distinct row of a broadcast bias read once).
+/// kPositionBiasLimit or more, for an op whose fills are not known (no
+/// masked_rows "fills" or "nan") or with a softcap: it cannot compute them exactly.
 absl::Status CheckPositionBiasRange(const AttentionParams& params, const AttentionShapes& s, const StridedView& bias);
+
+/// Computes again, as the subgraph does, every row whose position bias
+/// (a.scores_bias) holds a finite entry of kPositionBiasLimit or more: each
+/// key's score is scale·q·k + bias in float32 where no mask hides it, and where
+/// one does, the fill of the part that hides it (a.hidden_fills; -inf with
+/// MaskedRows::kNaN), added to that score when every part hiding it adds
+/// (a.hidden_nonfinite); then the softmax over every key and P·V in double.
+void RecomputeLargePositionBiasRows(const AttentionArgs& a);
 
 /// The bias with the key padding folded in, materialised at [batch][bias
 /// heads][bias rows][keys]: a padded key's entry is -inf where the

@@ -220,7 +220,7 @@ void ExpectSameOutputs(const Spec& spec, const std::vector<Values>& kinds) {
   }
 }
 
-// finfo.min entries are refused (HugeFiniteBiasIsRefusedNotComputedWrongly).
+// Entries of 2^100 and more: HugeFiniteBiasIsComputedAsTheSubgraphDoes.
 const std::vector<Values> kAllValues = {Values::kRandom, Values::kNaNs, Values::kPlusInf, Values::kMinusInfSome,
                                         Values::kMinusInfRows};
 
@@ -272,18 +272,31 @@ TEST(PositionBiasTest, T5DecoderFusesAsCausalPaddingPlusBias) {
   ExpectSameOutputs(spec, kAllValues);
 }
 
-// A finite entry a fill could be reached by: the fused op refuses the run
-// with one line rather than compute something else; the unfused graph runs.
-TEST(PositionBiasTest, HugeFiniteBiasIsRefusedNotComputedWrongly) {
-  const Spec spec{Form::kMpt, BiasShape::kAlibi};
-  OptimisedAttentionGraph fused = Optimise(spec, true);
-  OptimisedAttentionGraph unfused = Optimise(spec, false);
-  std::vector<Tensor> inputs = Inputs(spec, 9, Values::kRandom, false);
-  inputs[2].data<float>()[5] = kFinfoMin;
-  EXPECT_TRUE(RunWith(*unfused.graph, inputs, {"default", AttentionBackend::kAuto, std::nullopt}).ok());
-  auto got = RunWith(*fused.graph, inputs, {"default", AttentionBackend::kAuto, std::nullopt});
-  ASSERT_FALSE(got.ok());
-  EXPECT_TRUE(absl::StrContains(got.status().message(), "position bias holds")) << got.status();
+// Finite entries beyond the fast path's range (finfo.min at some keys, as a
+// bias with the padding folded in would hold, and 1e35): those rows are
+// computed from the fills, as the subgraph computes them, on every backend.
+TEST(PositionBiasTest, HugeFiniteBiasIsComputedAsTheSubgraphDoes) {
+  for (Form form : {Form::kMpt, Form::kT5Encoder, Form::kT5Decoder}) {
+    SCOPED_TRACE(static_cast<int>(form));
+    const Spec spec{form, form == Form::kMpt ? BiasShape::kAlibi : BiasShape::kT5};
+    OptimisedAttentionGraph fused = Optimise(spec, true);
+    OptimisedAttentionGraph unfused = Optimise(spec, false);
+    ASSERT_EQ(fused.report.fusions.size(), 1u);
+    for (int64_t t : {1, 9, 40}) {
+      for (float huge : {kFinfoMin, -1e35f, 1e35f, -kFinfoMin}) {
+        std::vector<Tensor> inputs = Inputs(spec, t, Values::kRandom, false);
+        float* bias = inputs[2].data<float>();
+        for (int64_t k = 0; k < inputs[2].num_elements(); k += 3) bias[k] = huge;
+        auto want = RunWith(*unfused.graph, inputs, {"default", AttentionBackend::kAuto, std::nullopt});
+        ASSERT_TRUE(want.ok()) << want.status();
+        for (const Backend& b : Backends()) {
+          auto got = RunWith(*fused.graph, inputs, b);
+          ASSERT_TRUE(got.ok()) << b.name << ": " << got.status();
+          EXPECT_EQ(DiffAt((*want)[0], (*got)[0]), "") << b.name << " T=" << t << " bias " << huge;
+        }
+      }
+    }
+  }
 }
 
 TEST(PositionBiasTest, MultipliedBiasIsNotABias) {

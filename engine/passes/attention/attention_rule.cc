@@ -141,6 +141,7 @@ struct MaskDecision {
   /// A position bias the scores get before the masks (input 3 with
   /// position_bias = 1): the value it is.
   std::string bias;
+  bool bias_into_mask = false;  // scores + (bias + mask) rather than (scores + bias) + mask
 };
 
 // The decision a proven mask chain gives.
@@ -232,8 +233,9 @@ std::optional<MaskDecision> ProveWithPositionBias(const Graph& graph, const patt
       note(*bad);
       continue;
     }
-    if (BiasAdd(scores_in, masked, bias) == nullptr) {
-      note("it is not added to the scores");
+    const BiasEntry entry = BiasEntryOf(scores_in, masked, bias);
+    if (entry == BiasEntry::kNone) {
+      note("it is not added to the scores by the first mask step, nor into the mask that step adds");
       continue;
     }
     MaskChainRequest request;
@@ -261,6 +263,14 @@ std::optional<MaskDecision> ProveWithPositionBias(const Graph& graph, const patt
     MaskDecision d = FromChain(*proof);
     d.bias = bias->name();
     d.attn_mask = bias->name();
+    d.bias_into_mask = entry == BiasEntry::kIntoMask;
+    // The score of every hidden key by the part that hides it: what a row
+    // with no visible key averages over, and what the fused op computes a
+    // row from when a bias entry is beyond its fast path's range.
+    bool all_neg_inf = true;
+    for (int part = 0; part < 3; ++part) all_neg_inf &= std::isinf(proof->part_fills[part]);
+    d.masked_rows = all_neg_inf ? mha::MaskedRows::kNaN : mha::MaskedRows::kFills;
+    if (!all_neg_inf) d.hidden_fills.assign(proof->part_fills.begin(), proof->part_fills.end());
     return d;
   }
   return std::nullopt;
@@ -503,7 +513,8 @@ std::variant<AttentionRewrite, std::string> CheckAttention(const Graph& graph, c
     fused.attributes.Set(mha::kHiddenNonFinite,
                          std::vector<int64_t>{mask.hidden_nonfinite[0], mask.hidden_nonfinite[1]});
   if (nan_guard) fused.attributes.Set(mha::kNanGuard, int64_t{1});
-  if (!mask.bias.empty()) fused.attributes.Set(mha::kPositionBias, int64_t{1});
+  if (!mask.bias.empty())
+    fused.attributes.Set(mha::kPositionBias, mask.bias_into_mask ? mha::kBiasIntoMask : mha::kBiasOnScores);
   if (softcap) fused.attributes.Set(mha::kSoftcap, static_cast<float>(*softcap));
   const bool has_past = ops.k.past != nullptr;
   fused.inputs.assign(mha::kNumInputs, "");

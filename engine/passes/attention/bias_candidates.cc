@@ -80,17 +80,17 @@ std::vector<const Value*> PositionBiasCandidates(const Value* scores_in, const V
   return inner;
 }
 
-const Node* BiasAdd(const Value* scores_in, const Value* masked, const Value* bias) {
+BiasEntry BiasEntryOf(const Value* scores_in, const Value* masked, const Value* bias) {
   for (const Step& s : PathOf(scores_in, masked)) {
     const Value* x = AddedOperand(s);
-    if (x == nullptr) continue;
-    if (x == bias) return s.node;
+    if (x == nullptr || s.node->input(s.path_input) != scores_in) continue;
+    if (x == bias) return BiasEntry::kScores;
     const Node* sum = x->producer();
-    if (sum != nullptr && sum->op_type() == "Add" && x->uses().size() == 1 &&
+    if (sum != nullptr && sum->op_type() == "Add" && x->uses().size() == 1 && !x->is_graph_output() &&
         (sum->input(0) == bias || sum->input(1) == bias))
-      return sum;
+      return BiasEntry::kIntoMask;
   }
-  return nullptr;
+  return BiasEntry::kNone;
 }
 
 }  // namespace attune::attention

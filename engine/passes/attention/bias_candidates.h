@@ -22,9 +22,14 @@ namespace attune::attention {
 /// candidate never depends on `scores` (the Q·Kᵀ MatMul's output).
 std::vector<const Value*> PositionBiasCandidates(const Value* scores_in, const Value* masked, const Value* scores);
 
-/// The Add inside the steps that reads `bias`, when `bias` enters one of the
-/// two forms above: added to a value on the path, or added to a tensor
-/// that is then added to one. nullptr otherwise.
-const Node* BiasAdd(const Value* scores_in, const Value* masked, const Value* bias);
+/// How `bias` enters the scores, when it is one of the two forms above and
+/// the Add on the path reads the scores themselves (the first step), so
+/// that what a hidden key's score is can be said exactly.
+enum class BiasEntry {
+  kNone,        // neither form: not a position bias
+  kScores,      // (scores + bias), then the mask steps (MPT)
+  kIntoMask,    // scores + (bias + mask), then any further steps (T5)
+};
+BiasEntry BiasEntryOf(const Value* scores_in, const Value* masked, const Value* bias);
 
 }  // namespace attune::attention

@@ -251,6 +251,32 @@ std::optional<std::string> CollectFills(const Reading& r, const Structural& st, 
   return std::nullopt;
 }
 
+// With a position bias: records the score every hidden entry of `r` gets,
+// by the part that hides it, in proven.part_fills; a reason when one part
+// gives two values (the fused op gives each part one fill).
+std::optional<std::string> CollectPartFills(const Reading& r, const Structural& st, const std::vector<double>* pad,
+                                            int64_t batch, const Probe& p, ProvenMaskChain& proven) {
+  return ForEachEntry(r, st, pad, batch,
+                      [&](int64_t s, int64_t b, int64_t i, int64_t j, bool structural,
+                          bool padded) -> std::optional<std::string> {
+                        if (!structural && !padded) return std::nullopt;
+                        if (r.at(s, i, j) != Entry::kHiddenConstant)
+                          return absl::StrCat("a hidden key's score depends on the scores at ", p.Label());
+                        const int part = structural && padded ? 2 : structural ? 0 : 1;
+                        const float fill = r.constant(s, i, j);
+                        if (!proven.part_fill_seen[part]) {
+                          proven.part_fill_seen[part] = true;
+                          proven.part_fills[part] = fill;
+                        } else if (!(proven.part_fills[part] == fill)) {
+                          static const char* kParts[] = {"the causal part", "the padding", "both parts"};
+                          return absl::StrCat("keys hidden by ", kParts[part], " get different scores (",
+                                              proven.part_fills[part], " and ", fill, " at ", p.Label(), " batch ",
+                                              b, " row ", i, " col ", j, ")");
+                        }
+                        return std::nullopt;
+                      });
+}
+
 // Reads the chain evaluated at NaN scores (`at_nan`, laid out as `r`): a
 // hidden entry that is NaN keeps the score (the part hiding it adds to it),
 // one that is a number replaced it. Records that per part [causal only,
@@ -388,6 +414,7 @@ absl::StatusOr<ProvenMaskChain> Prove(const MaskChainRequest& request, ShapeSubg
   proven.key_padding = padding;
   proven.nonzero_shows = padding != nullptr && padding->type() != ElementType::kBool;
   proven.fills.fill(-std::numeric_limits<float>::infinity());
+  proven.part_fills.fill(-std::numeric_limits<float>::infinity());
   std::array<bool, 3>& seen = proven.fill_seen;
   struct Sized {
     Probe probe;
@@ -493,6 +520,11 @@ absl::StatusOr<ProvenMaskChain> Prove(const MaskChainRequest& request, ShapeSubg
       const PaddingPattern* pattern = padding != nullptr ? &patterns[k][q] : nullptr;
       if (pattern != nullptr && pattern->other_values) continue;
       ASSIGN_OR_RETURN(Reading r, read(z, pattern));
+      if (request.bias != nullptr) {
+        if (auto why = CollectPartFills(r, st, pattern != nullptr ? &pattern->values : nullptr, z.batch, z.probe,
+                                        proven))
+          return NotCausal(*why);
+      }
       ASSIGN_OR_RETURN(Tensor at_nan, evaluate(z, pattern, std::numeric_limits<double>::quiet_NaN()));
       if (auto why = ReadNonFinite(at_nan, r, st, pattern != nullptr ? &pattern->values : nullptr, z.batch, z.probe,
                                    kept))

@@ -62,6 +62,13 @@ struct ProvenMaskChain {
   bool fills_absorb_bias = true;
   /// The first hidden entry that is not such a fill, as a reason.
   std::string weak_fill;
+  /// With a bias: the score every hidden key gets, by the part that hides it
+  /// [causal part only, padding only, both], from every probe within the
+  /// padding budget (one value per part, or the proof fails); -inf for a part
+  /// no probe showed. The fused op computes a row exactly from these when a
+  /// bias entry is too large for its fast path.
+  std::array<float, 3> part_fills{};
+  std::array<bool, 3> part_fill_seen{};
   int probes = 0;
   int64_t longest_constant = 0;
   int64_t longest_probe = 0;

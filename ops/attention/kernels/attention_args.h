@@ -114,6 +114,8 @@ struct AttentionArgs {
   /// was folded into `bias` (the non-finite rules read what it holds at
   /// padded keys; the kernels never read it).
   StridedView scores_bias;
+  /// With bias_is_scores: scores + (bias + mask) (T5) rather than (scores + bias) + mask.
+  bool bias_into_mask = false;
 
   /// A query row that sees no key at all outputs this.
   MaskedRows masked_rows = MaskedRows::kZeros;
