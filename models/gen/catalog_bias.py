@@ -23,11 +23,14 @@ def inputs(left, mask_dtype=np.int64, num_tokens=T):
     return make
 
 
-def spec(name, description, build, opset, mask, expected, seed, left=True, extra=None, **kw):
+def spec(name, description, build, opset, mask, expected, seed, left=True, extra=None, scale=None, **kw):
+    b = block(mask, HEADS, HEAD_DIM)
+    if scale is not None:
+        b["scale"] = scale   # the factor on Q.K^T when it is not 1/sqrt(head_dim)
     return ModelSpec(name=name, description=description, build=build, make_inputs=inputs(left, **kw),
                      input_names=["x", "attention_mask"], output_names=["y"],
                      dynamic_axes={"x": SEQ, "attention_mask": SEQ, "y": SEQ},
-                     attention_blocks=[block(mask, HEADS, HEAD_DIM)], expected_fusions=expected,
+                     attention_blocks=[b], expected_fusions=expected,
                      opset=opset, seed=seed, extra=extra or {})
 
 
@@ -57,12 +60,12 @@ SPECS = [
          "(1 - attention_mask[:, None, None, :]) * finfo.min added into position_bias; scores += "
          "position_bias; softmax(scores.float()).type_as(scores); batch row 1 right-padded by 3.",
          lambda: F.T5SelfAttentionLayer(D_MODEL, HEADS, is_decoder=False), 13, "padding+bias", 1, 64,
-         left=False),
+         left=False, scale=1.0),
     spec("forms_t5_decoder", T5 + " with causal buckets (bidirectional=False), plus the decoder's "
          "extended mask: causal (arange <= arange, repeated over the batch) times "
          "attention_mask[:, None, None, :], (1 - m) * finfo.min, added into position_bias; batch "
          "row 1 left-padded by 3.", lambda: F.T5SelfAttentionLayer(D_MODEL, HEADS, is_decoder=True),
-         17, "causal+padding+bias", 1, 65),
+         17, "causal+padding+bias", 1, 65, scale=1.0),
 ]
 
 BLOOM = ("BLOOM attention as Hugging Face modeling_bloom writes it: fused query_key_value viewed "
