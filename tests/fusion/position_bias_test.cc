@@ -34,6 +34,7 @@ enum class Form {
   kMultiplied,  // trap: scores * bias, then the causal masked_fill
   kBiasAlsoMasks,  // trap: the bias is added and also decides a masked_fill (bias < -100 hides)
   kWeakFill,    // trap: scores + bias, then masked_fill(causal, -1e4): a bias can reach -1e4
+  kMaxFloor,    // trap: Max(scores + bias, -50) then the causal masked_fill: the floor is no mask
 };
 
 // How the bias input is shaped: ALiBi (1, H, 1, S), per batch (B, H, 1, S),
@@ -124,6 +125,10 @@ std::unique_ptr<Graph> Build(const Spec& s) {
       pre = b.Node("Where", {causal_hidden, min, a});
       break;
     }
+    case Form::kMaxFloor:
+      pre = b.Node("Where", {causal_hidden, min, b.Node("Max", {b.Node("Add", {scores, bias}),
+                                                               b.Constant("floor", ScalarOf<float>(-50.0f))})});
+      break;
     case Form::kWeakFill:
       pre = b.Node("Where", {causal_hidden, b.Constant("weak", ScalarOf<float>(-1e4f)), b.Node("Add", {scores, bias})});
       break;
@@ -323,6 +328,21 @@ TEST(PositionBiasTest, FillABiasCouldReachIsNotFusedWithTheBias) {
     EXPECT_TRUE(absl::StrContains(r.report.rejected[0].reason, "a fill a bias could reach"))
         << r.report.rejected[0].reason;
   }
+}
+
+// Max(s + bias, -50) is s + bias at every score the probes use, but not for a
+// bias below -50: it must not be taken for a bias plus a mask.
+TEST(PositionBiasTest, FloorAfterTheBiasIsNotFusedWithTheBias) {
+  const Spec spec{Form::kMaxFloor, BiasShape::kAlibi};
+  OptimisedAttentionGraph r = Optimise(spec, true);
+  for (const FusionRecord& f : r.report.fusions) EXPECT_TRUE(f.bias.empty()) << f.mask;
+  OptimisedAttentionGraph unfused = Optimise(spec, false);
+  std::vector<Tensor> inputs = Inputs(spec, 9, Values::kRandom, false);
+  for (int64_t k = 0; k < inputs[2].num_elements(); ++k) inputs[2].data<float>()[k] = -100.0f - k;
+  auto want = RunWith(*unfused.graph, inputs, {"default", AttentionBackend::kAuto, std::nullopt});
+  auto got = RunWith(*r.graph, inputs, {"default", AttentionBackend::kAuto, std::nullopt});
+  ASSERT_TRUE(want.ok() && got.ok());
+  EXPECT_EQ(DiffAt((*want)[0], (*got)[0]), "");
 }
 
 }  // namespace

@@ -81,7 +81,19 @@ std::vector<const Value*> PositionBiasCandidates(const Value* scores_in, const V
 }
 
 BiasEntry BiasEntryOf(const Value* scores_in, const Value* masked, const Value* bias) {
-  for (const Step& s : PathOf(scores_in, masked)) {
+  const std::vector<Step> path = PathOf(scores_in, masked);
+  // Steps that give a visible key's score + bias unchanged whatever the bias:
+  // Where selects it, Add and Sub of a mask that is 0 there keep it. A Max
+  // with a floor, or a Cast, is exact only for the scores the probes use.
+  for (const Step& s : path) {
+    const std::string& op = s.node->op_type();
+    const bool same_type_cast = op == "Cast" && s.node->input(0) != nullptr && s.node->output(0) != nullptr &&
+                                s.node->input(0)->type() == s.node->output(0)->type() &&
+                                s.node->input(0)->type() != ElementType::kUndefined;
+    if (op != "Where" && op != "Add" && op != "Sub" && op != "Identity" && op != "Dropout" && !same_type_cast)
+      return BiasEntry::kNone;
+  }
+  for (const Step& s : path) {
     const Value* x = AddedOperand(s);
     if (x == nullptr || s.node->input(s.path_input) != scores_in) continue;
     if (x == bias) return BiasEntry::kScores;

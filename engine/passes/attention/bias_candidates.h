@@ -22,9 +22,11 @@ namespace attune::attention {
 /// candidate never depends on `scores` (the Q·Kᵀ MatMul's output).
 std::vector<const Value*> PositionBiasCandidates(const Value* scores_in, const Value* masked, const Value* scores);
 
-/// How `bias` enters the scores, when it is one of the two forms above and
-/// the Add on the path reads the scores themselves (the first step), so
-/// that what a hidden key's score is can be said exactly.
+/// How `bias` enters the scores, when it is one of the two forms above, the
+/// Add on the path reads the scores themselves (the first step), so that what
+/// a hidden key's score is can be said exactly, and every step on the path is
+/// a Where, Add, Sub, Identity or Dropout (each keeps a visible key's score +
+/// bias exactly, whatever the bias; a Max floor would not).
 enum class BiasEntry {
   kNone,        // neither form: not a position bias
   kScores,      // (scores + bias), then the mask steps (MPT)
