@@ -23,14 +23,15 @@ def inputs(left, mask_dtype=np.int64, num_tokens=T):
     return make
 
 
-def spec(name, description, build, opset, mask, expected, seed, left=True, extra=None, scale=None, **kw):
+def spec(name, description, build, opset, mask, expected, seed, left=True, extra=None, scale=None,
+         layers=1, **kw):
     b = block(mask, HEADS, HEAD_DIM)
     if scale is not None:
         b["scale"] = scale   # the factor on Q.K^T when it is not 1/sqrt(head_dim)
     return ModelSpec(name=name, description=description, build=build, make_inputs=inputs(left, **kw),
                      input_names=["x", "attention_mask"], output_names=["y"],
                      dynamic_axes={"x": SEQ, "attention_mask": SEQ, "y": SEQ},
-                     attention_blocks=[b], expected_fusions=expected,
+                     attention_blocks=[b] * layers, expected_fusions=expected,
                      opset=opset, seed=seed, extra=extra or {})
 
 
@@ -40,8 +41,9 @@ MPT = ("MPT attention as llm-foundry writes it (attn_impl='torch', alibi=True, a
        "arange(1 - 64, 1) (slopes 1 / 2^(2m), m = 1..4), sliced to its last S keys, added; "
        "masked_fill(~key_padding_mask.view(b, 1, 1, s), finfo.min); the causal mask ~tril(ones(s, s)) "
        "masked_fill with finfo.min; softmax; batch row 1 left-padded by 3.")
-T5 = ("T5Attention as Hugging Face modeling_t5 writes it, in T5LayerSelfAttention (T5LayerNorm, "
-      "residual): q, k, v, o without bias, scores = torch.matmul(q, k.transpose(3, 2)) with no "
+T5 = ("T5Attention as Hugging Face modeling_t5 writes it, two T5LayerSelfAttention layers as T5Stack "
+      "runs them (T5LayerNorm, residual; layer 0 computes position_bias with the mask added into it, "
+      "layer 1 adds the same tensor): q, k, v, o without bias, scores = torch.matmul(q, k.transpose(3, 2)) with no "
       "scale; position_bias = compute_bias(T, S): relative_position_bucket (num_buckets 32, "
       "max_distance 128, log buckets beyond 8) looked up in an nn.Embedding(32, 4) table, permuted "
       "to (1, 4, T, S)")
@@ -59,13 +61,13 @@ SPECS = [
     spec("forms_t5_encoder", T5 + " with bidirectional buckets, plus the encoder's extended mask "
          "(1 - attention_mask[:, None, None, :]) * finfo.min added into position_bias; scores += "
          "position_bias; softmax(scores.float()).type_as(scores); batch row 1 right-padded by 3.",
-         lambda: F.T5SelfAttentionLayer(D_MODEL, HEADS, is_decoder=False), 13, "padding+bias", 1, 64,
-         left=False, scale=1.0),
+         lambda: F.T5SelfAttentionStack(D_MODEL, HEADS, is_decoder=False), 13, "padding+bias", 2, 64,
+         left=False, scale=1.0, layers=2),
     spec("forms_t5_decoder", T5 + " with causal buckets (bidirectional=False), plus the decoder's "
          "extended mask: causal (arange <= arange, repeated over the batch) times "
          "attention_mask[:, None, None, :], (1 - m) * finfo.min, added into position_bias; batch "
-         "row 1 left-padded by 3.", lambda: F.T5SelfAttentionLayer(D_MODEL, HEADS, is_decoder=True),
-         17, "causal+padding+bias", 1, 65, scale=1.0),
+         "row 1 left-padded by 3.", lambda: F.T5SelfAttentionStack(D_MODEL, HEADS, is_decoder=True),
+         17, "causal+padding+bias", 2, 65, scale=1.0, layers=2),
 ]
 
 BLOOM = ("BLOOM attention as Hugging Face modeling_bloom writes it: fused query_key_value viewed "

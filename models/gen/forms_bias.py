@@ -92,9 +92,11 @@ class MPTAttention(nn.Module):
 # T5 (Hugging Face modeling_t5): T5Attention with a relative attention bias.
 
 class T5Attention(nn.Module):
-    def __init__(self, d_model, n_heads, is_decoder, num_buckets=32, max_distance=128):
+    def __init__(self, d_model, n_heads, is_decoder, num_buckets=32, max_distance=128,
+                 has_relative_attention_bias=True):
         super().__init__()
         self.is_decoder = is_decoder
+        self.has_relative_attention_bias = has_relative_attention_bias
         self.n_heads = n_heads
         self.key_value_proj_dim = d_model // n_heads
         self.inner_dim = n_heads * self.key_value_proj_dim
@@ -104,9 +106,10 @@ class T5Attention(nn.Module):
         self.k = nn.Linear(d_model, self.inner_dim, bias=False)
         self.v = nn.Linear(d_model, self.inner_dim, bias=False)
         self.o = nn.Linear(self.inner_dim, d_model, bias=False)
-        self.relative_attention_bias = nn.Embedding(num_buckets, n_heads)
-        with torch.no_grad():  # T5 checkpoints hold biases of a few units
-            self.relative_attention_bias.weight.normal_(0.0, 2.0)
+        if has_relative_attention_bias:
+            self.relative_attention_bias = nn.Embedding(num_buckets, n_heads)
+            with torch.no_grad():  # T5 checkpoints hold biases of a few units
+                self.relative_attention_bias.weight.normal_(0.0, 2.0)
 
     @staticmethod
     def _relative_position_bucket(relative_position, bidirectional=True, num_buckets=32, max_distance=128):
@@ -144,7 +147,7 @@ class T5Attention(nn.Module):
         values = values.permute([2, 0, 1]).unsqueeze(0)  # (1, n_heads, query_length, key_length)
         return values
 
-    def forward(self, hidden_states, mask):
+    def forward(self, hidden_states, mask, position_bias=None):
         batch_size, seq_length = hidden_states.shape[:2]
         query_states = self.q(hidden_states).view(batch_size, -1, self.n_heads, self.key_value_proj_dim)
         query_states = query_states.transpose(1, 2)
@@ -155,18 +158,19 @@ class T5Attention(nn.Module):
 
         # compute scores, equivalent of torch.einsum("bnqd,bnkd->bnqk", query_states, key_states)
         scores = torch.matmul(query_states, key_states.transpose(3, 2))
-        key_length = key_states.shape[-2]
-        position_bias = self.compute_bias(seq_length, key_length)
-        position_bias = position_bias[:, :, -seq_length:, :]
-        if mask is not None:
-            causal_mask = mask[:, :, :, : key_states.shape[-2]]
-            position_bias = position_bias + causal_mask
+        if position_bias is None:  # the first layer; the others are given its (masked) bias
+            key_length = key_states.shape[-2]
+            position_bias = self.compute_bias(seq_length, key_length)
+            position_bias = position_bias[:, :, -seq_length:, :]
+            if mask is not None:
+                causal_mask = mask[:, :, :, : key_states.shape[-2]]
+                position_bias = position_bias + causal_mask
         position_bias_masked = position_bias
         scores += position_bias_masked
         attn_weights = nn.functional.softmax(scores.float(), dim=-1).type_as(scores)
         attn_output = torch.matmul(attn_weights, value_states)
         attn_output = attn_output.transpose(1, 2).contiguous().view(batch_size, -1, self.inner_dim)
-        return self.o(attn_output)
+        return self.o(attn_output), position_bias
 
 
 def t5_extended_attention_mask(attention_mask, is_decoder, dtype=torch.float32):
@@ -196,18 +200,37 @@ class T5LayerNorm(nn.Module):
         return self.weight * hidden_states
 
 
-class T5SelfAttentionLayer(nn.Module):
-    """T5LayerSelfAttention: x + SelfAttention(layer_norm(x)), the mask as T5Stack builds it."""
+class T5LayerSelfAttention(nn.Module):
+    """x + SelfAttention(layer_norm(x)); only the first layer has the relative attention bias."""
 
-    def __init__(self, d_model, n_heads, is_decoder):
+    def __init__(self, d_model, n_heads, is_decoder, has_relative_attention_bias):
+        super().__init__()
+        self.SelfAttention = T5Attention(d_model, n_heads, is_decoder,
+                                         has_relative_attention_bias=has_relative_attention_bias)
+        self.layer_norm = T5LayerNorm(d_model)
+
+    def forward(self, x, mask, position_bias=None):
+        out, position_bias = self.SelfAttention(self.layer_norm(x), mask, position_bias)
+        return x + out, position_bias
+
+
+class T5SelfAttentionStack(nn.Module):
+    """T5Stack's self-attention layers: the extended mask built once, layer 0 computes
+    position_bias (with the mask added into it) and every later layer adds that same tensor."""
+
+    def __init__(self, d_model, n_heads, is_decoder, num_layers=2):
         super().__init__()
         self.is_decoder = is_decoder
-        self.SelfAttention = T5Attention(d_model, n_heads, is_decoder)
-        self.layer_norm = T5LayerNorm(d_model)
+        self.block = nn.ModuleList(
+            [T5LayerSelfAttention(d_model, n_heads, is_decoder, has_relative_attention_bias=(i == 0))
+             for i in range(num_layers)])
 
     def forward(self, x, attention_mask):
         mask = t5_extended_attention_mask(attention_mask, self.is_decoder)
-        return x + self.SelfAttention(self.layer_norm(x), mask)
+        position_bias = None
+        for layer in self.block:
+            x, position_bias = layer(x, mask, position_bias)
+        return x
 
 
 # ---------------------------------------------------------------------------------------------

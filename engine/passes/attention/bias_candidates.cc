@@ -71,8 +71,10 @@ std::vector<const Value*> PositionBiasCandidates(const Value* scores_in, const V
     if (x == nullptr || DependsOn(x, scores)) continue;
     added.push_back(x);
     const Node* sum = x->producer();
-    if (sum != nullptr && sum->op_type() == "Add" && sum->num_inputs() == 2 && x->uses().size() == 1 &&
-        !x->is_graph_output())
+    // Other layers may read the sum too (T5 adds its mask into position_bias
+    // once and every layer adds that); inside this block's steps the bias must
+    // be read once, which the proof checks on its cut.
+    if (sum != nullptr && sum->op_type() == "Add" && sum->num_inputs() == 2)
       for (const Value* part : sum->inputs())
         if (part != nullptr && std::find(inner.begin(), inner.end(), part) == inner.end()) inner.push_back(part);
   }
@@ -98,8 +100,7 @@ BiasEntry BiasEntryOf(const Value* scores_in, const Value* masked, const Value* 
     if (x == nullptr || s.node->input(s.path_input) != scores_in) continue;
     if (x == bias) return BiasEntry::kScores;
     const Node* sum = x->producer();
-    if (sum != nullptr && sum->op_type() == "Add" && x->uses().size() == 1 && !x->is_graph_output() &&
-        (sum->input(0) == bias || sum->input(1) == bias))
+    if (sum != nullptr && sum->op_type() == "Add" && (sum->input(0) == bias || sum->input(1) == bias))
       return BiasEntry::kIntoMask;
   }
   return BiasEntry::kNone;

@@ -12,8 +12,8 @@
 namespace attune::attention {
 
 /// The candidates, the most specific first:
-///  - for an added tensor that is itself Add(b, m) read only there (T5 adds
-///    its extended mask into position_bias, then position_bias to the
+///  - for an added tensor that is itself Add(b, m) (T5 adds its extended
+///    mask into position_bias once, then every layer adds that to its
 ///    scores), b and m;
 ///  - every tensor an Add on the path adds to the scores (MPT: scores +
 ///    attn_bias, then the masked_fills).
