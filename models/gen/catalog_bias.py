@@ -52,6 +52,13 @@ SPECS = [
          1, 61),
     spec("forms_alibi_mpt_op17", MPT + " Exported at opset 17, attention_mask as bool.",
          lambda: F.MPTAttention(D_MODEL, HEADS, CTX), 17, "causal+padding+bias", 1, 62, mask_dtype=bool),
+    spec("forms_alibi_hf_mpt",
+         "MPT as Hugging Face modeling_mpt writes it: build_mpt_alibi_tensor(4, 64) of shape (4, 1, 64) "
+         "(slopes 1 / 2^(2m) times arange(1 - 64, 1)), sliced [:, max(0, 1 - T):, max(0, 64 - S):] and "
+         "added to q @ k^T * softmax_scale; the mask of _prepare_4d_causal_attention_mask (a causal "
+         "finfo.min triangle with the inverted padding filled in) compared < -1 and applied with one "
+         "masked_fill(finfo.min); softmax(scores.float()); batch row 1 left-padded by 3.",
+         lambda: F.HFMptAttention(D_MODEL, HEADS, CTX), 17, "causal+padding+bias", 1, 69),
     spec("forms_alibi_query_axis",
          "As forms_alibi_mpt with the ALiBi buffer transposed to (1, 4, 64, 1), so the slope "
          "multiplies the query position and the bias is sliced along the query axis. Not a real "

@@ -89,6 +89,75 @@ class MPTAttention(nn.Module):
 
 
 # ---------------------------------------------------------------------------------------------
+# MPT as Hugging Face modeling_mpt writes it: build_mpt_alibi_tensor (H, 1, max_seq_len) and the
+# 4-D mask of _prepare_4d_causal_attention_mask turned to bool (< -1), one masked_fill.
+
+def build_mpt_alibi_tensor(num_heads, sequence_length, alibi_bias_max=8):
+    alibi = torch.arange(1 - sequence_length, 1, dtype=torch.int32).view(1, 1, 1, sequence_length)
+    num_heads_power_of_2 = 2 ** math.ceil(math.log2(num_heads))
+    base = torch.arange(1, num_heads_power_of_2 + 1, dtype=torch.int64).float()
+    base = base * (alibi_bias_max / num_heads_power_of_2)
+    slopes = 1.0 / torch.pow(2, base)
+    slopes = slopes.view(1, num_heads_power_of_2, 1, 1)
+    if num_heads_power_of_2 != num_heads:
+        slopes = torch.concat([slopes[:, 1::2, ...], slopes[:, ::2, ...]], dim=1)[:, :num_heads, ...]
+    alibi = alibi * slopes
+    return alibi.squeeze(0)
+
+
+def prepare_4d_causal_attention_mask(attention_mask, batch_size, query_length, dtype=torch.float32):
+    """AttentionMaskConverter(is_causal=True).to_4d with past length 0: a causal mask of finfo.min
+    (_make_causal_mask) with the inverted expanded padding mask filled in."""
+    min_value = torch.finfo(dtype).min
+    mask = torch.full((query_length, query_length), min_value)
+    mask_cond = torch.arange(mask.size(-1))
+    mask.masked_fill_(mask_cond < (mask_cond + 1).view(mask.size(-1), 1), 0)
+    causal_4d_mask = mask[None, None, :, :].expand(batch_size, 1, query_length, query_length)
+    key_length = attention_mask.shape[-1]
+    expanded_mask = attention_mask[:, None, None, :].expand(batch_size, 1, query_length, key_length).to(dtype)
+    inverted_mask = 1.0 - expanded_mask
+    expanded_attn_mask = inverted_mask.masked_fill(inverted_mask.to(torch.bool), min_value)
+    return causal_4d_mask.masked_fill(expanded_attn_mask.bool(), min_value)
+
+
+class HFMptAttention(nn.Module):
+    """MptModel + MptAttention (one block, no cache): the model builds the alibi and the bool
+    causal mask, the attention slices the alibi to the current lengths and adds it."""
+
+    def __init__(self, d_model, n_heads, max_seq_len, alibi_bias_max=8):
+        super().__init__()
+        self.hidden_size, self.n_heads = d_model, n_heads
+        self.head_dim = d_model // n_heads
+        self.max_seq_len, self.alibi_bias_max = max_seq_len, alibi_bias_max
+        self.softmax_scale = 1 / math.sqrt(self.hidden_size / self.n_heads)
+        self.Wqkv = nn.Linear(d_model, 3 * d_model, bias=False)
+        self.out_proj = nn.Linear(d_model, d_model, bias=False)
+
+    def forward(self, hidden_states, attention_mask):
+        batch_size, seq_length = hidden_states.shape[:2]
+        position_bias = build_mpt_alibi_tensor(self.n_heads, self.max_seq_len, self.alibi_bias_max)
+        causal_mask = prepare_4d_causal_attention_mask(attention_mask, batch_size, seq_length)
+        causal_mask = causal_mask < -1
+        mixed_qkv = self.Wqkv(hidden_states)
+        query_states, key_states, value_states = mixed_qkv.chunk(3, dim=2)
+        query_states = query_states.reshape(batch_size, seq_length, self.n_heads, self.head_dim).transpose(1, 2)
+        key_states = key_states.reshape(batch_size, seq_length, self.n_heads, self.head_dim).transpose(1, 2)
+        value_states = value_states.reshape(batch_size, seq_length, self.n_heads, self.head_dim).transpose(1, 2)
+        attention_scores = torch.matmul(query_states, key_states.transpose(-1, -2)) * self.softmax_scale
+        query_length = seq_length
+        key_length = key_states.shape[-2]
+        position_bias_query_index = max(0, position_bias.size(1) - query_length)
+        position_bias_key_index = max(0, position_bias.size(2) - key_length)
+        position_bias = position_bias[:, position_bias_query_index:, position_bias_key_index:]
+        attention_scores = attention_scores + position_bias
+        attention_scores = attention_scores.masked_fill(causal_mask, torch.finfo(query_states.dtype).min)
+        attn_weights = nn.functional.softmax(attention_scores.float(), dim=-1).to(value_states.dtype)
+        context_states = torch.matmul(attn_weights, value_states)
+        context_states = context_states.permute(0, 2, 1, 3).contiguous().view(batch_size, seq_length, -1)
+        return self.out_proj(context_states)
+
+
+# ---------------------------------------------------------------------------------------------
 # T5 (Hugging Face modeling_t5): T5Attention with a relative attention bias.
 
 class T5Attention(nn.Module):
