@@ -138,8 +138,8 @@ struct MaskDecision {
   /// explicit mask or the padding] hides still reaches the softmax: an
   /// additive mask keeps it, Where replaces it (the fused op's hidden_nonfinite).
   std::array<bool, 2> hidden_nonfinite{true, true};
-  /// A position bias the scores get before the masks (input 3 with
-  /// position_bias = 1): the value it is.
+  /// A position bias added to the scores next to the masks (input 3 with
+  /// position_bias = 1 or 2): the value it is.
   std::string bias;
   bool bias_into_mask = false;  // scores + (bias + mask) rather than (scores + bias) + mask
 };
