@@ -114,6 +114,9 @@ std::unique_ptr<PassManager> DefaultPipeline(bool fuse) {
   simplify.push_back(MakeShapeFoldingPass());
   // After shape folding: its shape proofs read the folded ConstantOfShape shapes.
   simplify.push_back(MakeAlgebraicSimplifyPass());
+  // After algebraic_simplify, which removes baddbmm's zero base from the 3-D
+  // scores; it reads the symbolic shapes that shape inference gave.
+  simplify.push_back(MakeUnmergeHeadsPass());
   simplify.push_back(MakeCommonSubexpressionPass());
   simplify.push_back(MakeDeadCodePass());
   manager->AddStage("simplify", std::move(simplify));

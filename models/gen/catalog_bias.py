@@ -83,13 +83,10 @@ BLOOM = ("BLOOM attention as Hugging Face modeling_bloom writes it: fused query_
          "(B*4, T, 16), k (B*4, 16, T); scores = alibi.baddbmm(q, k, beta=1.0, alpha=1/sqrt(16)) "
          "viewed (B, 4, T, S); masked_fill(causal | ~attention_mask, finfo.min); softmax (float32); "
          "viewed (B*4, T, S), torch.bmm with v; batch row 1 left-padded by 3.")
-BLOOM_PENDING = ("Not fused yet: the heads are merged into the batch for the whole block (3-D "
-                 "(B*4, T, S) scores and bias, a Reshape to 4-D before the mask and back after the "
-                 "softmax), a layout the attention patterns do not read.")
 NEG = {"negative": True, "expected_causal_fusions": 0, "explicit_fusion_allowed": False}
 SPECS += [
-    spec("forms_alibi_bloom", f"{BLOOM} {BLOOM_PENDING}", lambda: F.BloomAttention(D_MODEL, HEADS),
-         17, "causal+padding+bias", 0, 66),
+    spec("forms_alibi_bloom", BLOOM, lambda: F.BloomAttention(D_MODEL, HEADS),
+         17, "causal+padding+bias", 1, 66),
     xy_spec("negative/bias_from_scores",
          "NEGATIVE. As forms_alibi_mpt (no padding) but the added 'bias' is the scores' own mean "
          "over the queries (scores + scores.mean(-2, keepdim=True)): it reads the scores, so it is "

@@ -7,12 +7,10 @@ HEAD_DIM = D_MODEL // HEADS
 MASK = ("GPT-NeoX causal mask: bool buffer bias = tril(ones(64, 64)) viewed (1, 1, 64, 64), "
         "sliced [:, :, k-q:k, :k], torch.where(bias, scores, finfo.min)")
 
-# algebraic_simplify removes the baddbmm base, but the scores are then
-# Reshape((B*4, T, T) -> (B, 4, T, T)) of Mul(MatMul(q3, k3T), alpha) on 3-D (B*4, T, 16) operands, a
-# layout the attention patterns do not read: the block is a real causal attention left unfused.
-UNFUSED = ("Not fused yet: the scaled 3-D (B*4) scores reach the mask through a Reshape to 4-D, a "
-           "layout the attention patterns do not read.")
-PENDING = {"expected_causal_fusions": 0}
+# algebraic_simplify removes the baddbmm base; unmerge_heads then computes Mul(MatMul(q3, k3T), alpha)
+# on the 3-D (B*4, T, 16) operands as the 4-D product that the view back to (B, 4, T, T) equals.
+FUSED = ("Fused: the head merge of q and k and the view back of the scores cancel (unmerge_heads), so "
+         "the patterns read the 4-D scores.")
 
 
 def causal(**kw):
@@ -36,12 +34,12 @@ SPECS = [
     xy_spec("forms_baddbmm_neox",
             "GPT-NeoX/Pythia _attn: q, k reshaped (B*4, T, 16), scores = torch.baddbmm(zeros(B*4, "
             "T, T), q, k.transpose(1, 2), beta=1.0, alpha=1/sqrt(16)) viewed (B, 4, T, T), "
-            f"{MASK}, softmax, matmul with v (B, 4, T, 16). {UNFUSED}",
-            form(F.NeoXAttention), D_MODEL, 12, causal(), 0, seed=53, extra=PENDING),
+            f"{MASK}, softmax, matmul with v (B, 4, T, 16). {FUSED}",
+            form(F.NeoXAttention), D_MODEL, 12, causal(), 1, seed=53),
     xy_spec("forms_baddbmm_empty",
             "As forms_baddbmm_neox with torch.baddbmm(torch.empty(B*4, T, T), q, kT, beta=0.0, "
-            f"alpha=1/sqrt(16)). {UNFUSED}", form(F.NeoXAttention, empty_beta0=True), D_MODEL, 10,
-            causal(), 0, seed=54, extra=PENDING),
+            f"alpha=1/sqrt(16)). {FUSED}", form(F.NeoXAttention, empty_beta0=True), D_MODEL, 10,
+            causal(), 1, seed=54),
     xy_spec("forms_multi_query",
             "Falcon-style multi-query attention: 4 query heads, one K/V head of 16 (k, v of shape "
             "(B, 1, T, 16)) that MatMul broadcasts against q (B, 4, T, 16); scores q @ kT / 4, "

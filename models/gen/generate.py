@@ -19,11 +19,12 @@ import catalog_external  # noqa: E402
 import catalog_forms  # noqa: E402
 import catalog_gpt  # noqa: E402
 import catalog_hf  # noqa: E402
+import catalog_merged  # noqa: E402
 import catalog_negative  # noqa: E402
 from export import torch_export, torch_outputs, write_folder  # noqa: E402
 
 ALL = (catalog_attention.SPECS + catalog_gpt.SPECS + catalog_hf.SPECS + catalog_negative.SPECS
-       + [catalog_external.SPEC] + catalog_forms.SPECS + catalog_bias.SPECS)
+       + [catalog_external.SPEC] + catalog_forms.SPECS + catalog_merged.SPECS + catalog_bias.SPECS)
 
 
 def generate(spec, models_dir):

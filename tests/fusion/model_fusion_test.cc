@@ -78,6 +78,7 @@ std::string TrapReason(const std::string& trap) {
   if (trap == "bias_reads_scores") return "is also read by ReduceMean";
   // scores * bias: the scores' MatMul is not where the pattern needs it.
   if (trap == "bias_multiplied") return "expected MatMul, found Mul";
+  if (trap == "heads_order") return "another order of the batch and head axes";
   return "?";
 }
 

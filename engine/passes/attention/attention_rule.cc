@@ -57,6 +57,36 @@ std::variant<double, Reason> ScaleFactor(const pattern::Match& m) {
   return scale;
 }
 
+// A one-number scale on Q's projection before the head split, x · c or x / c
+// (Hugging Face OPT, BART, Whisper: q_proj(h) * head_dim ** -0.5), read by the
+// split alone: the fused op may read x and take the factor as its own, as it
+// takes a scale on the 4-D Q.
+struct PreSplitScale {
+  const Value* input = nullptr;
+  double factor = 1.0;
+};
+
+std::optional<PreSplitScale> FindPreSplitScale(const Value* projection) {
+  if (projection == nullptr || projection->uses().size() != 1 || projection->is_graph_output()) return std::nullopt;
+  const Node* n = projection->producer();
+  if (n == nullptr || !n->domain().empty() || n->num_inputs() != 2 || n->num_outputs() != 1) return std::nullopt;
+  const bool div = n->op_type() == "Div";
+  if (!div && n->op_type() != "Mul") return std::nullopt;
+  for (int i = div ? 1 : 0; i < 2; ++i) {
+    const Value* x = n->input(1 - i);
+    const Tensor* t = pattern::ConstantOf(n->input(i));
+    if (x == nullptr || t == nullptr || t->num_elements() != 1 || t->type() != projection->type()) continue;
+    // x keeps the projection's shape (the one-element constant broadcasts it to nothing larger).
+    if (!x->shape() || !projection->shape() || x->shape()->size() != projection->shape()->size() ||
+        static_cast<size_t>(t->rank()) > x->shape()->size() || x->type() != projection->type())
+      continue;
+    auto value = pattern::UniformValue(*t);
+    if (!value || !std::isfinite(*value) || *value == 0.0) continue;
+    return PreSplitScale{x, div ? 1.0 / *value : *value};
+  }
+  return std::nullopt;
+}
+
 struct Operands {
   HeadOperand q, k, v;
   /// Why K and V were read without a repeat or a KV cache the walk found for one of them.
@@ -412,7 +442,7 @@ std::variant<AttentionRewrite, std::string> CheckAttention(const Graph& graph, c
 
   auto scale_or = ScaleFactor(m);
   if (auto* why = std::get_if<Reason>(&scale_or)) return *why;
-  const double scale = std::get<double>(scale_or);
+  double scale = std::get<double>(scale_or);
   std::optional<double> softcap;
   if (variant.softcap) {
     const double a = *m.number(c::kSoftcapDiv), b = *m.number(c::kSoftcapMul);
@@ -488,6 +518,12 @@ std::variant<AttentionRewrite, std::string> CheckAttention(const Graph& graph, c
   const Value* replaced = out4;
   if (rank == 4 && three_d) {
     q_ref = ops.q.projection->name();
+    // Not with a mask before the scale, whose fills the fused op's scale would reach.
+    auto pre = variant.mask_before_scale ? std::nullopt : FindPreSplitScale(ops.q.projection);
+    if (pre && std::isfinite(scale * pre->factor) && scale * pre->factor != 0.0) {
+      q_ref = pre->input->name();
+      scale *= pre->factor;
+    }
     k_ref = ops.k.projection->name();
     v_ref = ops.v.projection->name();
     replaced = merge->merged;

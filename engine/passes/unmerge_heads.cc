@@ -1,0 +1,313 @@
+// Heads merged into the batch are split back out. Hugging Face OPT, BART,
+// Whisper (and GPT-NeoX's baddbmm) view the (B, H, T, D) heads as (B*H, T, D),
+// compute the scores and the context with torch.bmm on 3-D tensors, and view
+// the results back to (B, H, ·, ·) for the mask or the output:
+//
+//   Reshape(Q4 -> B*H,T,D) ─┐
+//   Reshape(K4 -> B*H,S,D) ─ Transpose(0,2,1) ─ MatMul ─ [Mul(alpha)] ─ Reshape(-> B,H,T,S)
+//
+// This pass finds each such view back (the split: a Reshape of a 3-D value to
+// (B, H, x, y) with B*H its first dim) and the region of 3-D ops that feeds it
+// from head merges (Reshapes of 4-D (B, H, x, y) values, the same B and H, to
+// (B*H, x, y); or of a rank-3 (B, H, y) to (B*H, 1, y), BLOOM's ALiBi bias,
+// whose 4-D form is Unsqueeze(·, 2)), and computes the region on the 4-D
+// tensors instead: the attention patterns then see the (B, H, T, ·) form they
+// read.
+//
+// It is a relabelling of elements, exact for every value, NaN and Inf
+// included: element (b*H + h, x, y) of a merged tensor is element (b, h, x, y)
+// of the 4-D one, and each op of a region computes element (i, x, y) from
+// elements (i, ·, ·) of its operands only:
+//   MatMul of two lifted operands (both merged from the same B, H: the batch
+//     dims are equal in both forms, so it fails or succeeds alike);
+//   Transpose of the last two axes (perm 0,2,1 -> 0,1,3,2);
+//   Softmax / LogSoftmax over the last axis (axis -1 at every opset);
+//   Cast, Identity, Dropout without its mask output;
+//   Add, Sub, Mul, Div, Pow, Max, Min of a lifted operand and either another
+//     lifted operand or a value that broadcasts along the merged axis (rank
+//     <= 3, first dim 1 when rank 3, every dim 1 or the result's): a scale,
+//     or a bias of shape (B*H, 1, S) merged from (B, H, 1, S), stays an op
+//     of the 4-D scores and is never dropped.
+// Every dim is proven by the symbolic shapes: (B, H) of each merge equals the
+// split's, dim by dim (a merge of (H, B) against a split into (B, H) is left
+// alone, and the fusion report says so; so is anything with an unknown dim).
+// Every value inside a region, the merged ones included, is read by the region
+// alone and is no graph output; otherwise the graph is left as it is. The split's output keeps its name when
+// it is a graph output (it becomes an Identity of the 4-D result).
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "engine/passes/graph_edits.h"
+#include "engine/passes/passes.h"
+#include "engine/passes/symbolic_dim.h"
+
+namespace attune {
+namespace {
+
+// The (B, H) a region is split into.
+struct Heads {
+  Dim batch;
+  Dim heads;
+  Dim merged;  // B*H
+};
+
+const SymbolicShape* ShapeOfRank(const Value* v, size_t rank) {
+  if (v == nullptr || !v->shape() || v->shape()->size() != rank) return nullptr;
+  return &*v->shape();
+}
+
+bool IsOp(const Node* n, std::string_view op) { return n != nullptr && n->domain().empty() && n->op_type() == op; }
+
+// Read by exactly one node input and not a graph output.
+bool ReadOnceInside(const Value* v) { return v->uses().size() == 1 && !v->is_graph_output(); }
+
+// One 3-D op of a region, computed on 4-D operands. Steps are kept in
+// operand-before-user order.
+struct Step {
+  Node* node;
+  std::vector<bool> lifted;  // per input: read from the 4-D form
+};
+
+class RegionPlan {
+ public:
+  RegionPlan(const Graph& graph, Heads heads) : graph_(graph), heads_(std::move(heads)) {}
+
+  // Plans `v` (3-D, read once, inside the region) on its 4-D form.
+  bool Lift(Value* v) {
+    const SymbolicShape* shape = ShapeOfRank(v, 3);
+    if (shape == nullptr || !((*shape)[0] == heads_.merged) || !ReadOnceInside(v)) return false;
+    if (leaves_.contains(v) || planned_.contains(v)) return false;  // read twice: not once
+    Node* p = v->producer();
+    if (p == nullptr || !p->domain().empty() || p->num_outputs() < 1 || p->output(0) != v) return false;
+    if (IsMerge(*p, *shape)) {
+      leaves_[v] = Leaf{p->input(0), -1};
+      return true;
+    }
+    if (int axis = RowMergeAxis(*p, *shape); axis >= 0) {
+      leaves_[v] = Leaf{p->input(0), axis};
+      return true;
+    }
+    NoteOtherOrder(*p, *shape);
+    std::vector<bool> lifted(p->num_inputs(), false);
+    const std::string& op = p->op_type();
+    if (op == "Softmax" || op == "LogSoftmax") {
+      if (!LastAxis(*p)) return false;
+      lifted[0] = true;
+    } else if (op == "Transpose") {
+      auto perm = p->attributes().GetInts("perm");
+      if (!perm.ok() || *perm != std::vector<int64_t>{0, 2, 1}) return false;
+      lifted[0] = true;
+    } else if (op == "Cast" || op == "Identity") {
+      lifted[0] = true;
+    } else if (op == "Dropout") {
+      for (int i = 1; i < p->num_outputs(); ++i)
+        if (p->output(i) != nullptr && (!p->output(i)->uses().empty() || p->output(i)->is_graph_output()))
+          return false;
+      lifted[0] = true;
+    } else if (op == "MatMul") {
+      lifted = {true, true};
+    } else if (IsBinaryElementwise(op)) {
+      if (p->num_inputs() != 2) return false;
+      for (int i = 0; i < 2; ++i) {
+        const Value* x = p->input(i);
+        const SymbolicShape* xs = ShapeOfRank(x, 3);
+        if (xs != nullptr && (*xs)[0] == heads_.merged) {
+          lifted[i] = true;
+        } else if (!BroadcastsAlongMerged(x, *shape)) {
+          return false;
+        }
+      }
+      if (!lifted[0] && !lifted[1]) return false;
+    } else {
+      return false;
+    }
+    if (p->num_inputs() < 1 || p->num_inputs() != static_cast<int>(lifted.size())) return false;
+    for (int i = 0; i < p->num_inputs(); ++i)
+      if (lifted[i] && !Lift(p->input(i))) return false;
+    planned_[v] = true;
+    steps_.push_back(Step{p, std::move(lifted)});
+    return true;
+  }
+
+  const std::vector<Step>& steps() const { return steps_; }
+  // Set when a merge of the same B*H had its two axes in another order than
+  // the split's: the one refusal the report names (it is what a swapped
+  // view(H, B, ...) in a library's code looks like).
+  const std::string& other_order() const { return other_order_; }
+  // A merged value's 4-D form: `input` itself, or Unsqueeze(input, axis) of a
+  // rank-3 (B, H, y) merged to (B*H, 1, y) (axis 2) or (B*H, y, 1) (axis 3).
+  struct Leaf {
+    Value* input;
+    int unsqueeze_axis;
+  };
+  const std::unordered_map<Value*, Leaf>& leaves() const { return leaves_; }
+
+ private:
+  static bool IsBinaryElementwise(const std::string& op) {
+    return op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Pow" || op == "Max" || op == "Min";
+  }
+
+  // `merge` is a Reshape of a 4-D (B, H, x, y) value, this region's B and H,
+  // to `shape` = (B*H, x, y).
+  bool IsMerge(const Node& merge, const SymbolicShape& shape) const {
+    if (merge.op_type() != "Reshape") return false;
+    const SymbolicShape* in = ShapeOfRank(merge.input(0), 4);
+    return in != nullptr && (*in)[0] == heads_.batch && (*in)[1] == heads_.heads && (*in)[2] == shape[1] &&
+           (*in)[3] == shape[2];
+  }
+
+  // BLOOM's ALiBi bias: slopes (H, 1) times positions (B, 1, S) give (B, H, S),
+  // reshaped to (B*H, 1, S). A Reshape of a rank-3 (B, H, y) value to
+  // (B*H, 1, y) or (B*H, y, 1) is the 4-D (B, H, 1, y) or (B, H, y, 1) merged:
+  // the axis to unsqueeze, or -1.
+  int RowMergeAxis(const Node& merge, const SymbolicShape& shape) const {
+    if (merge.op_type() != "Reshape") return -1;
+    const SymbolicShape* in = ShapeOfRank(merge.input(0), 3);
+    if (in == nullptr || !((*in)[0] == heads_.batch) || !((*in)[1] == heads_.heads)) return -1;
+    auto one = [](const Dim& d) { return d.is_known() && d.value() == 1; };
+    if (one(shape[1]) && (*in)[2] == shape[2]) return 2;
+    if (one(shape[2]) && (*in)[2] == shape[1]) return 3;
+    return -1;
+  }
+
+  void NoteOtherOrder(const Node& merge, const SymbolicShape& shape) {
+    if (merge.op_type() != "Reshape" || !other_order_.empty()) return;
+    const SymbolicShape* in = ShapeOfRank(merge.input(0), 4);
+    if (in == nullptr || !(DimMul((*in)[0], (*in)[1]) == heads_.merged) || !((*in)[2] == shape[1]) ||
+        !((*in)[3] == shape[2]))
+      return;
+    other_order_ = absl::StrCat("'", merge.name(), "' merges (", (*in)[0].ToString(), ", ", (*in)[1].ToString(),
+                                ") into the batch, viewed back as (", heads_.batch.ToString(), ", ",
+                                heads_.heads.ToString(), "): another order of the batch and head axes");
+  }
+
+  // Softmax over the last axis of a 3-D input: axis -1 or 2 (before opset 13
+  // the default axis 1 flattens the last two axes, which the 4-D op would not).
+  bool LastAxis(const Node& softmax) const {
+    const int64_t default_axis = graph_.OpsetFor("") >= 13 ? -1 : 1;
+    auto axis = softmax.attributes().GetInt("axis", default_axis);
+    return axis.ok() && (*axis == -1 || *axis == 2);
+  }
+
+  // `x` broadcast against the 3-D `result` is the same elements for every
+  // merged index: rank <= 3, a leading 1 when rank 3, and each dim 1 or the
+  // result's dim (so it does not grow the result in either form).
+  static bool BroadcastsAlongMerged(const Value* x, const SymbolicShape& result) {
+    if (x == nullptr || !x->shape() || x->shape()->size() > 3) return false;
+    const SymbolicShape& xs = *x->shape();
+    const size_t offset = 3 - xs.size();
+    for (size_t i = 0; i < xs.size(); ++i) {
+      const Dim& d = xs[i];
+      const bool one = d.is_known() && d.value() == 1;
+      if (offset + i == 0 ? !one : !(one || d == result[offset + i])) return false;
+    }
+    return true;
+  }
+
+  const Graph& graph_;
+  Heads heads_;
+  std::unordered_map<Value*, Leaf> leaves_;  // merged value -> its 4-D form
+  std::unordered_map<Value*, bool> planned_;
+  std::vector<Step> steps_;
+  std::string other_order_;
+};
+
+// The split Reshape's (B, H) when it views a 3-D (B*H, x, y) as (B, H, x, y).
+std::optional<Heads> SplitHeads(const Node& split) {
+  if (!IsOp(&split, "Reshape") || split.num_outputs() != 1) return std::nullopt;
+  const SymbolicShape* in = ShapeOfRank(split.input(0), 3);
+  const SymbolicShape* out = ShapeOfRank(split.output(0), 4);
+  if (in == nullptr || out == nullptr) return std::nullopt;
+  Heads heads{(*out)[0], (*out)[1], DimMul((*out)[0], (*out)[1])};
+  if (!((*in)[0] == heads.merged) || !((*in)[1] == (*out)[2]) || !((*in)[2] == (*out)[3])) return std::nullopt;
+  return heads;
+}
+
+class UnmergeHeadsPass final : public Pass {
+ public:
+  std::string_view name() const override { return "unmerge_heads"; }
+
+  absl::StatusOr<bool> Run(Graph& graph, PassContext& context) override {
+    bool changed = false;
+    for (Node* split : graph.nodes()) {
+      auto heads = SplitHeads(*split);
+      if (!heads) continue;
+      RegionPlan plan(graph, *heads);
+      Value* merged = split->input(0);
+      // A merged value viewed straight back is the merge's input: a region of
+      // no op, which the cancel below handles like any other.
+      if (!plan.Lift(merged)) {
+        if (!plan.other_order().empty()) Report(context, split->name(), plan.other_order());
+        continue;
+      }
+      Value* result = Build(graph, plan, *heads, merged);
+      Value* out = split->output(0);
+      if (out->is_graph_output()) {
+        graph.ReplaceNode(split, "Identity", "", {result});
+      } else {
+        graph.ReplaceAllUsesWith(out, result);
+      }
+      changed = true;
+    }
+    if (changed) graph.RemoveDeadNodes();
+    return changed;
+  }
+
+ private:
+  static void Report(PassContext& context, const std::string& at, const std::string& reason) {
+    FusionReport* report = context.report;
+    if (report == nullptr) return;
+    for (const RejectedCandidate& r : report->rejected)
+      if (r.at == at && r.pattern == "unmerge_heads" && r.reason == reason) return;
+    report->rejected.push_back(RejectedCandidate{at, "unmerge_heads", reason});
+  }
+
+  // Unsqueeze(input, axis) as the graph's opset writes it (axes an input from 13 on).
+  static Value* Unsqueezed(Graph& graph, const RegionPlan::Leaf& leaf, const Value& merged) {
+    const SymbolicShape& in = *leaf.input->shape();
+    SymbolicShape shape = in;
+    shape.insert(shape.begin() + leaf.unsqueeze_axis, Dim::Known(1));
+    const std::string base = merged.name() + "/unmerged";
+    Value* out = graph.AddValue(base, merged.type(), std::move(shape));
+    const std::vector<int64_t> axes = {leaf.unsqueeze_axis};
+    if (graph.OpsetFor("") >= 13) {
+      Value* axes_value = graph.AddConstant(base + "_axes", Int64Vector(axes));
+      graph.AddNode("Unsqueeze", "", graph.UniqueName(base), {leaf.input, axes_value}, {out});
+    } else {
+      Attributes attrs;
+      attrs.Set("axes", axes);
+      graph.AddNode("Unsqueeze", "", graph.UniqueName(base), {leaf.input}, {out}, std::move(attrs));
+    }
+    return out;
+  }
+
+  // Adds the 4-D ops of the region; returns the 4-D form of `root`.
+  static Value* Build(Graph& graph, const RegionPlan& plan, const Heads& heads, Value* root) {
+    std::unordered_map<Value*, Value*> lifted;
+    for (const auto& [merged, leaf] : plan.leaves())
+      lifted[merged] = leaf.unsqueeze_axis < 0 ? leaf.input : Unsqueezed(graph, leaf, *merged);
+    for (const Step& step : plan.steps()) {
+      Node* n = step.node;
+      Value* v = n->output(0);
+      std::vector<Value*> inputs;
+      for (int i = 0; i < n->num_inputs(); ++i) inputs.push_back(step.lifted[i] ? lifted.at(n->input(i)) : n->input(i));
+      Attributes attrs = n->attributes();
+      if (n->op_type() == "Softmax" || n->op_type() == "LogSoftmax") attrs.Set("axis", int64_t{-1});
+      if (n->op_type() == "Transpose") attrs.Set("perm", std::vector<int64_t>{0, 1, 3, 2});
+      const SymbolicShape& s = *v->shape();
+      Value* out = graph.AddValue(v->name() + "/unmerged", v->type(), SymbolicShape{heads.batch, heads.heads, s[1], s[2]});
+      graph.AddNode(n->op_type(), "", graph.UniqueName(n->name() + "/unmerged"), std::move(inputs), {out},
+                    std::move(attrs));
+      lifted[v] = out;
+    }
+    return lifted.at(root);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> MakeUnmergeHeadsPass() { return std::make_unique<UnmergeHeadsPass>(); }
+
+}  // namespace attune
