@@ -124,6 +124,7 @@ py::dict FusionToDict(const FusionRecord& f) {
   d["mask"] = f.mask;
   d["masked_rows"] = f.masked_rows.empty() ? py::object(py::none()) : py::object(py::str(f.masked_rows));
   d["key_padding"] = f.key_padding.empty() ? py::object(py::none()) : py::object(py::str(f.key_padding));
+  d["bias"] = f.bias.empty() ? py::object(py::none()) : py::object(py::str(f.bias));
   d["q_layout"] = f.q_layout;
   d["has_past"] = f.has_past;
   d["undone"] = f.undone;

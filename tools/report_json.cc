@@ -33,6 +33,7 @@ nlohmann::json FusionToJson(const FusionRecord& f) {
                       {"mask", f.mask},
                       {"masked_rows", f.masked_rows.empty() ? nlohmann::json(nullptr) : nlohmann::json(f.masked_rows)},
                       {"key_padding", f.key_padding.empty() ? nlohmann::json(nullptr) : nlohmann::json(f.key_padding)},
+                      {"bias", f.bias.empty() ? nlohmann::json(nullptr) : nlohmann::json(f.bias)},
                       {"q_layout", f.q_layout},
                       {"has_past", f.has_past},
                       {"undone", f.undone}};

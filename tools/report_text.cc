@@ -122,6 +122,11 @@ std::string RenderTextReport(const nlohmann::json& r, bool colour) {
                           f["kv_num_heads"].get<int64_t>(), f["head_dim"].get<int64_t>(), f["scale"].get<double>());
     absl::StrAppendFormat(&out, "     %-10s %s%s, layout %s\n", "mask", MaskText(f),
                           f["has_past"].get<bool>() ? ", with past key/value" : "", f["q_layout"].get<std::string>());
+    if (f.contains("key_padding") && f["key_padding"].is_string())
+      absl::StrAppendFormat(&out, "     %-10s %s (0 pads a key)\n", "padding", f["key_padding"].get<std::string>());
+    if (f.contains("bias") && f["bias"].is_string())
+      absl::StrAppendFormat(&out, "     %-10s %s (a position bias added to the scores)\n", "bias",
+                            f["bias"].get<std::string>());
     if (f.contains("verify_max_abs_error"))
       absl::StrAppendFormat(&out, "     %-10s max abs %.3g, max rel %.3g\n", "verified",
                             f["verify_max_abs_error"].get<double>(), f.value("verify_max_rel_error", 0.0));

@@ -67,7 +67,20 @@ absl::StatusOr<MaskedRows> ParseMaskedRows(std::string_view name) {
 absl::StatusOr<KeyPaddingValues> ParseKeyPaddingValues(std::string_view name) {
   return ValueOf(kKeyPaddingNames, kKeyPadding, name);
 }
-absl::StatusOr<MaskKind> ParseMaskKind(std::string_view name) { return ValueOf(kMaskKindNames, "mask kind", name); }
+std::string ToStringWithBias(MaskKind kind) {
+  if (kind == MaskKind::kNone) return "bias";
+  return absl::StrCat(ToString(kind), kBiasSuffix);
+}
+
+absl::StatusOr<MaskKind> ParseMaskKind(std::string_view name) {
+  if (name == "bias") return MaskKind::kNone;
+  const std::string_view suffix = kBiasSuffix;
+  if (name.size() > suffix.size() && name.substr(name.size() - suffix.size()) == suffix) {
+    absl::StatusOr<MaskKind> kind = ValueOf(kMaskKindNames, "mask kind", name.substr(0, name.size() - suffix.size()));
+    if (kind.ok() && *kind != MaskKind::kExplicit && *kind != MaskKind::kNone) return kind;
+  }
+  return ValueOf(kMaskKindNames, "mask kind", name);
+}
 
 MaskKind WithKeyPadding(MaskKind kind) {
   switch (kind) {

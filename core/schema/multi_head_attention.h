@@ -6,6 +6,7 @@
 // between the writer and a reader.
 #pragma once
 
+#include <string>
 #include <string_view>
 
 #include "absl/status/statusor.h"
@@ -42,11 +43,22 @@ inline constexpr char kNanGuard[] = "nan_guard";  // 0 or 1: Where(IsNaN(p), 0, 
 // |Q·Kᵀ| (before `scale`) reaches it, as float16 scores overflow at 65520.
 inline constexpr char kScoreLimit[] = "score_limit";
 
+// 0, 1 or 2: input 3 is a position bias (ALiBi, T5's relative bias) that the
+// subgraph adds to the scaled scores next to its causal/window part and its key
+// padding. Its entries are scores, not a mask: a -inf entry is a -inf score (a
+// row of them takes the fills of the keys the masks hide), and it may come with
+// input 6. 1: (scores + bias), then the masks (MPT); 2: scores + (bias + mask)
+// (T5 adds its mask into the bias), which differ in what a hidden key's score
+// is when the bias is huge. 0 (default): input 3 is an explicit mask.
+inline constexpr char kPositionBias[] = "position_bias";
+inline constexpr int64_t kBiasOnScores = 1;
+inline constexpr int64_t kBiasIntoMask = 2;
+
 /// Every attribute the op has; any other is refused.
 inline constexpr std::string_view kAttributes[] = {kNumHeads,   kKvNumHeads, kScale,      kCausal,
                                                    kWindow,     kSoftcap,    kMaskedRows, kHiddenFills,
                                                    kKeyPadding, kHiddenNonFinite, kNanGuard,
-                                                   kHiddenFillsAddScores, kScoreLimit};
+                                                   kHiddenFillsAddScores, kScoreLimit, kPositionBias};
 
 /// Input slots; an absent optional input is an empty name (or a shorter list).
 enum Input : int {
@@ -54,6 +66,7 @@ enum Input : int {
   kInputK = 1,            // like Q with kv_num_heads
   kInputV = 2,
   kInputMask = 3,         // optional explicit mask: bool keeps where true, float is added to the scores
+                          // (with position_bias = 1: the float position bias, added to the scores)
   kInputPastKey = 4,      // optional [B, kv_heads, P, D]
   kInputPastValue = 5,
   kInputKeyPadding = 6,   // optional [B, P + T]: 0 pads a key (which other values show: key_padding)
@@ -103,10 +116,17 @@ enum class MaskKind {
 const char* ToString(MaskedRows rows);
 const char* ToString(KeyPaddingValues values);
 const char* ToString(MaskKind kind);
+/// The report's mask name of a kind with a position bias added to the scores
+/// as well: "bias" for none, else the kind's name + "+bias" ("causal+padding+bias").
+std::string ToStringWithBias(MaskKind kind);
+
+/// The suffix a position bias adds to a mask name.
+inline constexpr char kBiasSuffix[] = "+bias";
 
 /// The value a name stands for; InvalidArgument naming every allowed value otherwise.
 absl::StatusOr<MaskedRows> ParseMaskedRows(std::string_view name);
 absl::StatusOr<KeyPaddingValues> ParseKeyPaddingValues(std::string_view name);
+/// Also reads the names ToStringWithBias gives, as the kind without the bias.
 absl::StatusOr<MaskKind> ParseMaskKind(std::string_view name);
 
 /// The kind with a key padding input added (none -> padding, causal ->

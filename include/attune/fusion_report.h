@@ -24,7 +24,8 @@ struct FusionRecord {
   /// How keys are masked: a name of the fused op's MaskKind (the schema in
   /// core/schema/multi_head_attention.h writes every value here): "none",
   /// "causal", "window", "explicit", or with a key padding input "padding",
-  /// "causal+padding", "window+padding".
+  /// "causal+padding", "window+padding"; with a position bias as well, the
+  /// same followed by "+bias" ("causal+padding+bias"), or "bias" alone.
   std::string mask;
   /// What a query row whose every key is hidden outputs, as the replaced
   /// subgraph does: a name of the schema's MaskedRows, the op's masked_rows
@@ -35,6 +36,9 @@ struct FusionRecord {
   std::string masked_rows;
   /// With a padding mask: the graph input it is read from (0 pads a key).
   std::string key_padding;
+  /// With a position bias (ALiBi, T5's relative bias; `mask` then ends in
+  /// "+bias", or is "bias" alone): the value the fused op adds to the scores.
+  std::string bias;
   std::string q_layout;       // "BHTD" or "BTC"
   bool has_past = false;
   /// Set by verify mode: max errors of the fused op against the original subgraph.

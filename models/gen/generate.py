@@ -14,6 +14,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import catalog_attention  # noqa: E402
+import catalog_bias  # noqa: E402
 import catalog_external  # noqa: E402
 import catalog_forms  # noqa: E402
 import catalog_gpt  # noqa: E402
@@ -29,7 +30,8 @@ from spec import GraphSpec  # noqa: E402
 
 ALL = (catalog_attention.SPECS + catalog_gpt.SPECS + catalog_hf.SPECS + catalog_negative.SPECS
        + [catalog_external.SPEC] + catalog_forms.SPECS + catalog_window.SPECS + catalog_ort.SPECS
-       + catalog_sdpa.SPECS + catalog_merged.SPECS + catalog_precision.SPECS)
+       + catalog_sdpa.SPECS + catalog_merged.SPECS + catalog_precision.SPECS
+       + catalog_bias.SPECS)
 
 
 def generate_graph(spec, models_dir):

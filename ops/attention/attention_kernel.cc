@@ -12,6 +12,7 @@
 #include "ops/attention/float_staging.h"
 #include "ops/attention/key_padding.h"
 #include "ops/attention/nonfinite.h"
+#include "ops/attention/position_bias.h"
 #include "ops/attention/kernels/attention_args.h"
 
 namespace attune::attention {
@@ -58,6 +59,7 @@ AttentionArgs BatchSlice(const AttentionArgs& a, int64_t b) {
   AdvanceBatch(one.k, b);
   AdvanceBatch(one.v, b);
   AdvanceBatch(one.bias, b);
+  AdvanceBatch(one.scores_bias, b);
   if (one.y != nullptr) one.y += b * a.y_stride_batch;
   if (one.kv_valid_len != nullptr) one.kv_valid_len += b;
   if (one.key_visible != nullptr) one.key_visible += b * a.kv_len;
@@ -102,8 +104,11 @@ absl::Status AttentionKernel::Run(KernelContext& ctx) const {
   if (nonpad != nullptr && !p.accepts_nonpad_kv_seqlen) {
     return absl::InvalidArgumentError(absl::StrCat(p.op_name, ": input 6 (nonpad_kv_seqlen) needs opset 24"));
   }
-  if (key_padding != nullptr && mask != nullptr) {
+  if (key_padding != nullptr && mask != nullptr && !p.position_bias) {
     return absl::UnimplementedError(absl::StrCat(p.op_name, ": a key padding mask together with attn_mask"));
+  }
+  if (p.position_bias && mask == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(p.op_name, ": position_bias = 1 needs the bias (input 3)"));
   }
 
   ASSIGN_OR_RETURN(const AttentionShapes s, ResolveAttentionShapes(p, *q, *k, *v, past_key, past_value));
@@ -112,13 +117,26 @@ absl::Status AttentionKernel::Run(KernelContext& ctx) const {
     ASSIGN_OR_RETURN(valid_keys, CheckNonpadKvSeqlen(p, s, *nonpad));
   }
   AttentionBias bias;
+  bool large_bias = false;  // a position bias entry the kernels' fast path cannot take
   if (mask != nullptr) {
     ASSIGN_OR_RETURN(bias, PrepareAttentionBias(ctx, p, s, *mask));
+    if (p.position_bias && HasLargePositionBias(s, bias.view)) {
+      // Beyond the fast path's range: computed row by row from the fills, when the op has them.
+      const bool fills_known = p.masked_rows == MaskedRows::kFills || p.masked_rows == MaskedRows::kNaN;
+      if (!fills_known || p.softcap > 0.0f) RETURN_IF_ERROR(CheckPositionBiasRange(p, s, bias.view));
+      large_bias = true;
+    }
   }
+  AttentionBias folded;  // a position bias with the key padding folded in; `bias` stays as given
+  const StridedView scores_bias = bias.view;
   KeyPadding padding;
   if (key_padding != nullptr) {
     ASSIGN_OR_RETURN(padding, PrepareKeyPadding(ctx, p, s, *key_padding));
-    bias.view = padding.bias;
+    if (mask != nullptr) {
+      ASSIGN_OR_RETURN(folded, FoldKeyPadding(ctx, p, s, bias.view, padding));
+    } else {
+      bias.view = padding.bias;
+    }
     valid_keys = padding.valid_keys.data();
   }
   ASSIGN_OR_RETURN(const AttentionOperands operands,
@@ -151,13 +169,16 @@ absl::Status AttentionKernel::Run(KernelContext& ctx) const {
   args.softcap = p.softcap;
   args.causal = p.causal;
   args.window = p.window;
-  args.bias = bias.view;
+  args.bias = folded.view.data != nullptr ? folded.view : bias.view;
   args.kv_valid_len = valid_keys;
   args.masked_rows = p.masked_rows;
   args.hidden_fills = p.hidden_fills;
   args.hidden_nonfinite = p.hidden_nonfinite;
   args.nan_rows_zeroed = p.nan_rows_zeroed;
   args.score_limit = p.score_limit;
+  args.bias_is_scores = p.position_bias;
+  if (p.position_bias) args.scores_bias = scores_bias;
+  args.bias_into_mask = p.bias_into_mask;
   args.k_finite = operands.k_finite;
   args.v_finite = operands.v_finite;
   args.key_visible = key_padding != nullptr ? padding.visible.data() : nullptr;
@@ -177,6 +198,7 @@ absl::Status AttentionKernel::Run(KernelContext& ctx) const {
     args.causal_offset = offsets[0];
     RETURN_IF_ERROR(compute(args, qk_data));
     PropagateNonFinite(args);
+    if (large_bias) RecomputeLargePositionBiasRows(args);
   } else {
     const int64_t qk_batch_stride = s.q_heads * s.q_len * s.total_kv_len;
     for (int64_t b = 0; b < s.batch; ++b) {

@@ -161,6 +161,12 @@ absl::StatusOr<AttentionParams> ParseMultiHeadAttentionParams(const KernelInfo& 
     return absl::InvalidArgumentError(
         absl::StrCat(p.op_name, ": attribute score_limit must be > 0 (got ", p.score_limit, ")"));
   }
+  ASSIGN_OR_RETURN(const int64_t position_bias, attrs.GetInt(mha::kPositionBias, 0));
+  if (position_bias < 0 || position_bias > mha::kBiasIntoMask)
+    return absl::InvalidArgumentError(
+        absl::StrCat(p.op_name, ": attribute position_bias must be 0, 1 or 2 (got ", position_bias, ")"));
+  p.position_bias = position_bias != 0;
+  p.bias_into_mask = position_bias == mha::kBiasIntoMask;
   p.alignment = CausalAlignment::kBottomRight;
   p.short_mask_keys = ShortMaskKeys::kBroadcast;
   return p;

@@ -71,6 +71,11 @@ struct AttentionParams {
   bool nan_rows_zeroed = false;
   /// |Q·Kᵀ| (before the scale) at which the subgraph's scores are infinite (mha::kScoreLimit).
   float score_limit = std::numeric_limits<float>::infinity();
+  /// MultiHeadAttention's position_bias: the mask input is a position bias
+  /// added to the scores before the causal part and the key padding hide keys.
+  bool position_bias = false;
+  /// position_bias = 2: the subgraph adds the bias into its mask, then that to the scores.
+  bool bias_into_mask = false;
   /// Whether input 6 is a key padding mask (MultiHeadAttention), and which
   /// of its values the fusion was proven for.
   KeyPaddingValues key_padding_values = KeyPaddingValues::kBinary;

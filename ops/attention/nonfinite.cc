@@ -49,6 +49,24 @@ double LargestKeyNorm(const AttentionArgs& a, int64_t b, int64_t kvh) {
 
 bool NanScore(double s) { return std::isnan(s) || s == std::numeric_limits<double>::infinity(); }
 
+// Whether key j of batch b is padding (a zero of the key padding input).
+bool PaddedKey(const AttentionArgs& a, int64_t b, int64_t j) {
+  return a.key_visible != nullptr && a.key_visible[b * a.kv_len + j] == 0;
+}
+
+// The bias the subgraph adds to the scores themselves: a position bias as it
+// was given (before the key padding was folded into a.bias), or a.bias.
+const StridedView& ScoreBias(const AttentionArgs& a) { return a.bias_is_scores ? a.scores_bias : a.bias; }
+
+// Whether score bias entry x gives a score the kernels' softmax does not
+// compute as the subgraph does: NaN or +inf; and in a position bias, -inf (a
+// -inf score, which the kernels read as a hidden key; whether it reaches the
+// softmax where a mask hides the key is ReachesSoftmax's question).
+bool SuspectBias(const AttentionArgs& a, float x) {
+  if (NanScore(x)) return true;
+  return a.bias_is_scores && x == -std::numeric_limits<float>::infinity();
+}
+
 // The score of key j for row i as the subgraph computes it (Q·K·scale,
 // softcap, bias), in double: only evaluated on the rare rows that hold a
 // non-finite operand.
@@ -57,7 +75,8 @@ double Score(const AttentionArgs& a, int64_t b, int64_t h, int64_t kvh, int64_t 
   const float* k = RowOf(a.k, b, kvh, j);
   double s = Float32Dot(q, k, a.head_dim, a.score_limit) * a.scale;
   if (a.softcap > 0.0f) s = a.softcap * std::tanh(s / a.softcap);
-  if (a.bias.data != nullptr) s += RowOf(a.bias, b, h, i)[j];
+  const StridedView& bias = ScoreBias(a);
+  if (bias.data != nullptr) s = static_cast<float>(s) + RowOf(bias, b, h, i)[j];
   return s;
 }
 
@@ -66,8 +85,10 @@ double Score(const AttentionArgs& a, int64_t b, int64_t h, int64_t kvh, int64_t 
 // replacing it (HiddenNonFinite).
 bool ReachesSoftmax(const AttentionArgs& a, int64_t b, int64_t i, int64_t j, const float* bias) {
   if (StructurallyHidden(a, i, j) && !a.hidden_nonfinite.structural) return false;
-  const bool bias_hides =
-      j >= ValidKeys(a, b) || (bias != nullptr && bias[j] == -std::numeric_limits<float>::infinity());
+  // A position bias hides nothing itself: only the padding folded into it does.
+  const bool bias_hides = j >= ValidKeys(a, b) ||
+                          (a.bias_is_scores ? PaddedKey(a, b, j)
+                                            : bias != nullptr && bias[j] == -std::numeric_limits<float>::infinity());
   return !bias_hides || a.hidden_nonfinite.bias;
 }
 
@@ -76,16 +97,17 @@ bool ReachesSoftmax(const AttentionArgs& a, int64_t b, int64_t i, int64_t j, con
 // Whether the bias holds a NaN or +inf anywhere, reading each distinct row
 // once (a broadcast bias has stride 0 over heads or rows).
 bool BiasHasNanScores(const AttentionArgs& a) {
-  if (a.bias.data == nullptr) return false;
-  const int64_t batches = a.bias.stride_batch == 0 ? 1 : a.batch;
-  const int64_t heads = a.bias.stride_head == 0 ? 1 : a.q_heads;
-  const int64_t rows = a.bias.stride_seq == 0 ? 1 : a.q_len;
+  const StridedView& bias = ScoreBias(a);
+  if (bias.data == nullptr) return false;
+  const int64_t batches = bias.stride_batch == 0 ? 1 : a.batch;
+  const int64_t heads = bias.stride_head == 0 ? 1 : a.q_heads;
+  const int64_t rows = bias.stride_seq == 0 ? 1 : a.q_len;
   for (int64_t b = 0; b < batches; ++b)
     for (int64_t h = 0; h < heads; ++h)
       for (int64_t i = 0; i < rows; ++i) {
-        const float* row = RowOf(a.bias, b, h, i);
+        const float* row = RowOf(bias, b, h, i);
         bool bad = false;
-        for (int64_t j = 0; j < a.kv_len; ++j) bad |= NanScore(row[j]);
+        for (int64_t j = 0; j < a.kv_len; ++j) bad |= SuspectBias(a, row[j]);
         if (bad) return true;
       }
   return false;
@@ -123,12 +145,18 @@ void PropagateNonFinite(const AttentionArgs& a) {
           const bool bad_query = AnyNonFinite(q, a.head_dim) ||
                                  (key_norm > 0.0 && Norm(q, a.head_dim) * key_norm >= a.score_limit);
           const float* bias = a.bias.data != nullptr ? RowOf(a.bias, b, h, i) : nullptr;
+          const StridedView& score_view = ScoreBias(a);
+          const float* score_bias = score_view.data != nullptr ? RowOf(score_view, b, h, i) : nullptr;
           bool bad_bias = false;
-          for (int64_t j = 0; bias_suspect && j < a.kv_len; ++j) bad_bias |= NanScore(bias[j]);
+          for (int64_t j = 0; bias_suspect && j < a.kv_len; ++j) bad_bias |= SuspectBias(a, score_bias[j]);
           if (!(bad_query || any_key || bad_bias || any_column || !inf_entries.empty())) continue;
           const KeyRange r = VisibleKeys(a, b, i);
           auto visible = [&](int64_t j) {
-            return j >= r.begin && j < r.end && (bias == nullptr || bias[j] != -std::numeric_limits<float>::infinity());
+            if (!(j >= r.begin && j < r.end)) return false;
+            // A position bias: the padding hides, a -inf entry gives weight 0.
+            if (a.bias_is_scores)
+              return !PaddedKey(a, b, j) && score_bias[j] != -std::numeric_limits<float>::infinity();
+            return bias == nullptr || bias[j] != -std::numeric_limits<float>::infinity();
           };
           // The scores this row's softmax reads where an operand is not
           // finite: NaN or +inf makes the row NaN; -inf at every key it sees
@@ -139,7 +167,7 @@ void PropagateNonFinite(const AttentionArgs& a) {
             neg_inf.assign(static_cast<size_t>(a.kv_len), false);
             for (int64_t j = 0; j < a.kv_len && !nan_row; ++j) {
               const bool seen = visible(j);
-              if (!(bad_query || bad_key[j] || (bias != nullptr && NanScore(bias[j])))) {
+              if (!(bad_query || bad_key[j] || (score_bias != nullptr && SuspectBias(a, score_bias[j])))) {
                 finite_seen |= seen;
                 continue;
               }

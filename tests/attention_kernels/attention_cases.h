@@ -15,7 +15,8 @@
 
 namespace attune::attention::testing {
 
-enum class BiasKind { kNone, kFull, kSharedAcrossBatchAndHeads, kKeyPadding };
+// kPerHeadKeys: one row per head shared by the batch and the queries (ALiBi's (1, H, 1, S)).
+enum class BiasKind { kNone, kFull, kSharedAcrossBatchAndHeads, kKeyPadding, kPerHeadKeys };
 
 struct AttentionCase {
   std::string name;
@@ -31,6 +32,9 @@ struct AttentionCase {
   float bias_hidden_value = -std::numeric_limits<float>::infinity();
   /// > 0: every bias row i with i % period == 0 hides all its keys.
   int64_t bias_hidden_row_period = 0;
+  /// Bias rows per query: NaN at every key the causal part hides, which no
+  /// implementation may let reach the row (a fused Where replaced it).
+  bool bias_nan_where_causal_hides = false;
   MaskedRows masked_rows = MaskedRows::kZeros;
   std::vector<int64_t> kv_valid_len;  // empty: none
   bool heavy = false;  // long sequences: only the default configuration of each path
@@ -62,14 +66,18 @@ inline BuiltCase BuildCase(const AttentionCase& c, uint32_t seed, int threads) {
     std::mt19937 gen(seed * 7919u + 1u);
     std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
     std::uniform_real_distribution<float> coin(0.0f, 1.0f);
-    const int64_t batches = c.bias == BiasKind::kSharedAcrossBatchAndHeads ? 1 : s.batch;
-    const int64_t heads = c.bias == BiasKind::kFull ? s.q_heads : 1;
-    const int64_t rows = c.bias == BiasKind::kKeyPadding ? 1 : s.q_len;
+    const bool per_head = c.bias == BiasKind::kPerHeadKeys;
+    const int64_t batches = c.bias == BiasKind::kSharedAcrossBatchAndHeads || per_head ? 1 : s.batch;
+    const int64_t heads = c.bias == BiasKind::kFull || per_head ? s.q_heads : 1;
+    const int64_t rows = c.bias == BiasKind::kKeyPadding || per_head ? 1 : s.q_len;
     built.bias.resize(batches * heads * rows * s.kv_len);
     for (size_t at = 0; at < built.bias.size(); ++at) {
       const int64_t row = static_cast<int64_t>(at) / s.kv_len % rows;
       const bool row_hidden = c.bias_hidden_row_period > 0 && row % c.bias_hidden_row_period == 0;
       built.bias[at] = row_hidden || coin(gen) < c.bias_neg_inf_fraction ? c.bias_hidden_value : dist(gen);
+      const int64_t key = static_cast<int64_t>(at) % s.kv_len;
+      if (c.bias_nan_where_causal_hides && rows == s.q_len && key > row + c.causal_offset)
+        built.bias[at] = std::numeric_limits<float>::quiet_NaN();
     }
     a.bias.data = built.bias.data();
     a.bias.stride_seq = rows == 1 ? 0 : s.kv_len;
@@ -190,6 +198,30 @@ inline std::vector<AttentionCase> AllAttentionCases() {
         cases.push_back(c);
       }
     }
+  }
+  // A position bias (ALiBi's one row per head) with the causal part and
+  // trailing key padding, as a fused MPT or BLOOM attention runs it: query
+  // blocks, the decode path (q 1, 2), a KV cache offset.
+  for (int64_t q_len : {70, 2, 1}) {
+    AttentionCase c;
+    c.name = "alibi_causal_padded_q" + std::to_string(q_len);
+    c.shape = shape(3, 4, 4, q_len, 150, 64, 64, Layout::kBTHD);
+    c.bias = BiasKind::kPerHeadKeys;
+    c.causal = true;
+    c.causal_offset = 150 - q_len;
+    c.kv_valid_len = {150, 97, 3};
+    c.masked_rows = MaskedRows::kUniform;
+    cases.push_back(c);
+  }
+  for (int64_t q_len : {70, 2}) {
+    AttentionCase c;  // NaN bias behind the causal diagonal: it must not reach any row
+    c.name = "bias_nan_behind_causal_q" + std::to_string(q_len);
+    c.shape = shape(2, 2, 2, q_len, 130, 64, 64, Layout::kBHTD);
+    c.bias = BiasKind::kFull;
+    c.causal = true;
+    c.causal_offset = 130 - q_len - 20;  // the last 20 keys hidden from every row
+    c.bias_nan_where_causal_hides = true;
+    cases.push_back(c);
   }
   {
     AttentionCase c;  // every key of many rows hidden by the bias: those rows are zeros

@@ -42,10 +42,16 @@ TEST_P(InspectModelTest, JsonReportHasTheContractKeys) {
     for (const json& name : f["replaced"]) EXPECT_TRUE(name.is_string());
     EXPECT_TRUE(f["scale"].is_number());
     EXPECT_TRUE(f["causal"].is_boolean());
-    const std::string mask = f["mask"];
+    const std::string full_mask = f["mask"];
+    // A position bias adds "+bias" to the structural kind and names its value.
+    const bool biased = absl::EndsWith(full_mask, "+bias");
+    const std::string mask = biased ? full_mask.substr(0, full_mask.size() - 5) : full_mask;
     EXPECT_TRUE(mask == "causal" || mask == "window" || mask == "explicit" || mask == "none" ||
                 mask == "causal+padding" || mask == "window+padding" || mask == "padding")
-        << mask;
+        << full_mask;
+    if (biased) EXPECT_TRUE(mask != "explicit" && mask != "none") << full_mask;
+    ASSERT_TRUE(f.contains("bias"));
+    EXPECT_EQ(f["bias"].is_string(), biased) << f.dump();
     const bool padded = absl::EndsWith(mask, "padding");
     EXPECT_EQ(f["key_padding"].is_string(), padded) << f.dump();
     if (mask == "window" || mask == "window+padding") {

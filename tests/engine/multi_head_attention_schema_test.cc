@@ -69,6 +69,20 @@ TEST(MultiHeadAttentionSchema, KeyPaddingIsAddedToAndTakenFromTheStructuralMask)
   EXPECT_EQ(WithKeyPadding(MaskKind::kExplicit), MaskKind::kExplicit);
 }
 
+TEST(MultiHeadAttentionSchema, APositionBiasAddsItsSuffixAndParsesBackToTheKind) {
+  for (MaskKind kind : {MaskKind::kCausal, MaskKind::kWindow, MaskKind::kPadding, MaskKind::kCausalPadding,
+                        MaskKind::kWindowPadding}) {
+    const std::string name = ToStringWithBias(kind);
+    EXPECT_EQ(name, std::string(ToString(kind)) + "+bias");
+    auto parsed = ParseMaskKind(name);
+    ASSERT_TRUE(parsed.ok()) << name;
+    EXPECT_EQ(*parsed, kind);
+  }
+  EXPECT_FALSE(ParseMaskKind("explicit+bias").ok());
+  EXPECT_FALSE(ParseMaskKind("+bias").ok());
+  EXPECT_FALSE(ParseMaskKind("causal+bias+bias").ok());
+}
+
 TEST(MultiHeadAttentionSchema, RecognisesTheOpByDomainAndType) {
   Graph g;
   Value* x = g.AddValue("x", ElementType::kFloat32, std::nullopt);

@@ -95,6 +95,8 @@ TEST(MergedHeads, AnAlibiBiasNeverFusesAsPlainCausal) {
   // (BLOOM's build_alibi_tensor) is "a bias, not a mask".
   for (const RejectedCandidate& c : r.report.rejected)
     named |= absl::StrContains(c.reason, "'alibi'") || absl::StrContains(c.reason, "a bias, not a mask");
+  // With the position-bias fusion it fuses with the bias as its own input.
+  for (const FusionRecord& f : r.report.fusions) named |= absl::EndsWith(f.mask, "+bias") && !f.bias.empty();
   EXPECT_TRUE(named);
   EXPECT_LT(r.error, 1e-5);
 }

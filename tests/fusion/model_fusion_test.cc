@@ -97,6 +97,10 @@ std::string TrapReason(const std::string& trap) {
   if (trap == "mask_from_input") return "mask depends on input values";
   if (trap == "softmax_axis") return "softmax axis is not the key axis";
   if (trap == "scale_not_constant") return "scale is not a constant";
+  // The "bias" reads the scores: they are an intermediate the fused op would hide.
+  if (trap == "bias_reads_scores") return "is also read by ReduceMean";
+  // scores * bias: the scores' MatMul is not where the pattern needs it.
+  if (trap == "bias_multiplied") return "expected MatMul, found Mul";
   if (trap == "heads_order") return "another order of the batch and head axes";
   return "?";
 }

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -145,6 +146,22 @@ TEST_P(GoldenModelTest, FusesExactlyTheDeclaredAttentionBlocks) {
   }
   EXPECT_EQ(causal, declared_causal);
   EXPECT_EQ(window, declared_window);
+  // Blocks with a position bias fuse with it, as the kind they declare
+  // ("causal+padding+bias" ...), unless the model says fewer do.
+  std::map<std::string, int> declared_bias, fused_bias;
+  for (const auto& block : spec["attention_blocks"]) {
+    const std::string mask = block["mask"];
+    if (mask == "bias" || absl::EndsWith(mask, "+bias")) ++declared_bias[mask];
+  }
+  for (const FusionRecord& f : report.fusions)
+    if (!f.undone && (f.mask == "bias" || absl::EndsWith(f.mask, "+bias"))) {
+      ++fused_bias[f.mask];
+      EXPECT_FALSE(f.bias.empty()) << f.node << ": a " << f.mask << " fusion names no bias";
+    }
+  if (spec.value("expected_fusions", 0) >= static_cast<int>(spec["attention_blocks"].size()))
+    EXPECT_EQ(fused_bias, declared_bias);
+  else
+    for (const auto& [mask, n] : fused_bias) EXPECT_LE(n, declared_bias[mask]) << mask;
   EXPECT_GE(total, spec["expected_fusions"].get<int>());
   EXPECT_LE(total, static_cast<int>(spec["attention_blocks"].size()));
   if (spec.value("negative", false)) {

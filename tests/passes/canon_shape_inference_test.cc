@@ -148,6 +148,22 @@ TEST(CanonShapeInference, SliceOfAConstantBufferBySequenceLengthIsFresh) {
   EXPECT_EQ(ShapeOf(from_two), "[unk__from_two_out_0, 64]");
 }
 
+TEST(CanonShapeInference, SliceFromMinusASymbolicLengthToTheEnd) {
+  // T5's position_bias[:, :, -seq_length:, :]: starts = Neg(seq); the last
+  // min(seq, dim) entries, which is seq on a seq-long dim.
+  GraphBuilder b;
+  Value* x = b.Input("x", kF32, Dims({"batch", "seq", 64}));
+  Value* bias = b.Input("bias", kF32, Dims({1, 4, "seq", "total"}));
+  Value* seq = b.Node("Gather", {b.Node("Shape", {x}), b.Constant("one", ScalarOf<int64_t>(1))});
+  Value* start = b.Node("Unsqueeze", {b.Node("Neg", {seq}), b.Constant("ax", Int64s({0}))});
+  Value* to_end = b.Constant("e", Int64s({INT64_MAX}));
+  Value* last = b.Node("Slice", {bias, start, to_end, b.Constant("a", Int64s({2}))}, {}, "last");
+  Value* of_total = b.Node("Slice", {bias, start, to_end, b.Constant("a2", Int64s({3}))}, {}, "of_total");
+  Infer(b.graph());
+  EXPECT_EQ(ShapeOf(last), "[1, 4, seq, total]");
+  EXPECT_EQ(ShapeOf(of_total), "[1, 4, seq, min(seq,total)]");
+}
+
 TEST(CanonShapeInference, UnsqueezeAndSqueezeAxesByOpset) {
   for (int opset : {11, 13}) {
     GraphBuilder b(opset);

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/schema/multi_head_attention.h"
+#include "engine/passes/attention/bias_candidates.h"
 #include "engine/passes/attention/broadcast_check.h"
 #include "engine/passes/attention/mask_chain_proof.h"
 #include "engine/passes/attention/mask_proof.h"
@@ -196,6 +197,10 @@ struct MaskDecision {
   /// explicit mask or the padding] hides still reaches the softmax: an
   /// additive mask keeps it, Where replaces it (the fused op's hidden_nonfinite).
   std::array<bool, 2> hidden_nonfinite{true, true};
+  /// A position bias added to the scores next to the masks (input 3 with
+  /// position_bias = 1 or 2): the value it is.
+  std::string bias;
+  bool bias_into_mask = false;  // scores + (bias + mask) rather than (scores + bias) + mask
 };
 
 // The decision a proven mask chain gives.
@@ -264,6 +269,78 @@ absl::StatusOr<ProvenMaskChain> ProveChain(const Graph& graph, const pattern::Ma
   return ProveMaskChain(graph, request, *ctx.evaluator, ctx.exec_options, memo);
 }
 
+// The mask steps proven with a position bias taken out of them: the first
+// candidate (bias_candidates.h) whose steps, with it held at zero, are a
+// mask whose fills no bias below kPositionBiasLimit can reach. nullopt with
+// the reasons in `why` otherwise.
+std::optional<MaskDecision> ProveWithPositionBias(const Graph& graph, const pattern::Match& m, const Node& scores,
+                                                  int rank, const HeadOperand& k, const PassContext& ctx,
+                                                  MaskChainMemo* memo, Reason& why) {
+  if (rank != 4 || ctx.evaluator == nullptr) return std::nullopt;
+  const Value* scores_in = m.value(c::kMaskChainIn);
+  const Value* masked = m.node(c::kMaskNode)->output(0);
+  const Value* s = scores.output(0);
+  for (const Value* bias : PositionBiasCandidates(scores_in, masked, s)) {
+    auto note = [&](const std::string& reason) {
+      absl::StrAppend(&why, "; not a position bias plus a mask with ", Quote(bias), " as the bias: ", reason);
+    };
+    const ElementType type = scores_in->type();
+    if (bias->type() != type || (type != ElementType::kFloat32 && type != ElementType::kFloat16)) {
+      note(absl::StrCat("it is ", ElementTypeName(bias->type()), ", the scores ", ElementTypeName(type)));
+      continue;
+    }
+    const int bias_rank = RankOf(bias);
+    if (bias_rank == 0 || bias_rank > 4) {
+      note("its rank is unknown or above 4");
+      continue;
+    }
+    if (auto bad = CheckMaskBroadcast(bias, s)) {
+      note(*bad);
+      continue;
+    }
+    const BiasEntry entry = BiasEntryOf(scores_in, masked, bias);
+    if (entry == BiasEntry::kNone) {
+      note("it is not added to the scores by the first mask step, nor into the mask that step adds");
+      continue;
+    }
+    MaskChainRequest request;
+    request.scores = scores_in;
+    request.masked = masked;
+    request.bias = bias;
+    request.rank = rank;
+    request.dims.q_len = DimOf(s, -2);
+    request.dims.kv_len = DimOf(s, -1);
+    if (k.past != nullptr) request.dims.past_len = DimOf(k.past, 2);
+    auto proof = ProveMaskChain(graph, request, *ctx.evaluator, ctx.exec_options, memo);
+    if (!proof.ok()) {
+      note(std::string(proof.status().message()));
+      continue;
+    }
+    // Nothing left to prove: the whole added tensor is what an explicit mask input takes.
+    if (proof->open && proof->key_padding == nullptr) {
+      note("nothing but the bias is left to hide keys");
+      continue;
+    }
+    if (!proof->fills_absorb_bias) {
+      note(absl::StrCat(proof->weak_fill, ", a fill a bias could reach (it must be -inf or at most -2^127)"));
+      continue;
+    }
+    MaskDecision d = FromChain(*proof);
+    d.bias = bias->name();
+    d.attn_mask = bias->name();
+    d.bias_into_mask = entry == BiasEntry::kIntoMask;
+    // The score of every hidden key by the part that hides it: what a row
+    // with no visible key averages over, and what the fused op computes a
+    // row from when a bias entry is beyond its fast path's range.
+    bool all_neg_inf = true;
+    for (int part = 0; part < 3; ++part) all_neg_inf &= std::isinf(proof->part_fills[part]);
+    d.masked_rows = all_neg_inf ? mha::MaskedRows::kNaN : mha::MaskedRows::kFills;
+    if (!all_neg_inf) d.hidden_fills.assign(proof->part_fills.begin(), proof->part_fills.end());
+    return d;
+  }
+  return std::nullopt;
+}
+
 std::variant<MaskDecision, Reason> DecideMask(const Graph& graph, const pattern::Match& m, const AttentionVariant& v,
                                               const HeadOperand& k, const Node& scores, int rank,
                                               const PassContext& ctx, RewritePlan& plan, MaskChainMemo* memo) {
@@ -272,8 +349,10 @@ std::variant<MaskDecision, Reason> DecideMask(const Graph& graph, const pattern:
   if (v.mask == MaskForm::kChain2 || v.mask == MaskForm::kChain3) {
     if (ctx.evaluator == nullptr) return Reason("no subgraph evaluator to evaluate the mask with");
     auto chain = ProveChain(graph, m, scores, rank, k, ctx, memo);
-    if (!chain.ok()) return Reason(std::string(chain.status().message()));
-    return FromChain(*chain);
+    if (chain.ok()) return FromChain(*chain);
+    Reason why(chain.status().message());
+    if (auto biased = ProveWithPositionBias(graph, m, scores, rank, k, ctx, memo, why)) return *biased;
+    return why;
   }
   // float16 scores overflow per key: where every key a row sees is -inf and
   // a hidden key is not, the subgraph weights the hidden keys by how s + fill
@@ -332,6 +411,11 @@ std::variant<MaskDecision, Reason> DecideMask(const Graph& graph, const pattern:
       if (chain.ok()) return FromChain(*chain);
       why = std::string(chain.status().message());
     }
+  }
+
+  // Scores plus a position bias plus a mask (T5 adds its mask into the bias).
+  if (v.mask == MaskForm::kAdd && !v.mask_before_scale && ctx.evaluator != nullptr) {
+    if (auto biased = ProveWithPositionBias(graph, m, scores, rank, k, ctx, memo, why)) return *biased;
   }
 
   // Not provably causal: an explicit attn_mask input, when that is exact.
@@ -541,6 +625,8 @@ std::variant<AttentionRewrite, std::string> CheckAttention(const Graph& graph, c
                          std::vector<int64_t>{mask.hidden_nonfinite[0], mask.hidden_nonfinite[1]});
   if (nan_guard) fused.attributes.Set(mha::kNanGuard, int64_t{1});
   if (score_limit) fused.attributes.Set(mha::kScoreLimit, static_cast<float>(*score_limit));
+  if (!mask.bias.empty())
+    fused.attributes.Set(mha::kPositionBias, mask.bias_into_mask ? mha::kBiasIntoMask : mha::kBiasOnScores);
   if (softcap) fused.attributes.Set(mha::kSoftcap, static_cast<float>(*softcap));
   const bool has_past = ops.k.past != nullptr;
   fused.inputs.assign(mha::kNumInputs, "");
@@ -576,7 +662,8 @@ std::variant<AttentionRewrite, std::string> CheckAttention(const Graph& graph, c
   r.scale = static_cast<float>(scale);
   r.causal = mask.causal;
   r.window = mask.window;
-  r.mask = mha::ToString(mask.kind);
+  r.mask = mask.bias.empty() ? std::string(mha::ToString(mask.kind)) : mha::ToStringWithBias(mask.kind);
+  r.bias = mask.bias;
   r.masked_rows = mask.masked_rows ? mha::ToString(*mask.masked_rows) : "";
   r.key_padding = mask.key_padding;
   r.q_layout = three_d ? "BTC" : "BHTD";

@@ -255,6 +255,32 @@ std::optional<std::string> CollectFills(const Reading& r, const Structural& st, 
   return std::nullopt;
 }
 
+// With a position bias: records the score every hidden entry of `r` gets,
+// by the part that hides it, in proven.part_fills; a reason when one part
+// gives two values (the fused op gives each part one fill).
+std::optional<std::string> CollectPartFills(const Reading& r, const Structural& st, const std::vector<double>* pad,
+                                            int64_t batch, const Probe& p, ProvenMaskChain& proven) {
+  return ForEachEntry(r, st, pad, batch,
+                      [&](int64_t s, int64_t b, int64_t i, int64_t j, bool structural,
+                          bool padded) -> std::optional<std::string> {
+                        if (!structural && !padded) return std::nullopt;
+                        if (r.at(s, i, j) != Entry::kHiddenConstant)
+                          return absl::StrCat("a hidden key's score depends on the scores at ", p.Label());
+                        const int part = structural && padded ? 2 : structural ? 0 : 1;
+                        const float fill = r.constant(s, i, j);
+                        if (!proven.part_fill_seen[part]) {
+                          proven.part_fill_seen[part] = true;
+                          proven.part_fills[part] = fill;
+                        } else if (!(proven.part_fills[part] == fill)) {
+                          static const char* kParts[] = {"the causal part", "the padding", "both parts"};
+                          return absl::StrCat("keys hidden by ", kParts[part], " get different scores (",
+                                              proven.part_fills[part], " and ", fill, " at ", p.Label(), " batch ",
+                                              b, " row ", i, " col ", j, ")");
+                        }
+                        return std::nullopt;
+                      });
+}
+
 // Reads the chain evaluated at NaN scores (`at_nan`, laid out as `r`): a
 // hidden entry that is NaN keeps the score (the part hiding it adds to it),
 // one that is a number replaced it. Records that per part [causal only,
@@ -285,6 +311,15 @@ std::optional<std::string> ReadNonFinite(const Tensor& at_nan, const Reading& r,
 absl::StatusOr<ProvenMaskChain> Prove(const MaskChainRequest& request, ShapeSubgraph* cut,
                                       const SubgraphEvaluator& evaluator, const ExecOptions& options);
 
+int64_t RankOfBias(const Value* bias) {
+  return bias->shape().has_value() ? static_cast<int64_t>(bias->shape()->size()) : 0;
+}
+
+// A fill no score plus a position bias below 2^100 reaches or moves: -inf,
+// or a float at or below -2^127 (finfo.min is -(2 - 2^-23) * 2^127), whose
+// spacing 2^104 absorbs any such addend.
+constexpr double kBiasAbsorbingFill = -0x1p127;
+
 }  // namespace
 
 const absl::StatusOr<ProvenMaskChain>* MaskChainMemo::Find(const std::string& key) const {
@@ -299,8 +334,19 @@ void MaskChainMemo::Add(const std::string& key, absl::StatusOr<ProvenMaskChain> 
 absl::StatusOr<ProvenMaskChain> ProveMaskChain(const Graph& graph, const MaskChainRequest& request,
                                                const SubgraphEvaluator& evaluator, const ExecOptions& options,
                                                MaskChainMemo* memo) {
-  auto cut = ShapeSubgraph::Cut(graph, request.masked, CutValues{{request.scores}, true});
+  std::vector<const Value*> cut_values = {request.scores};
+  if (request.bias != nullptr) cut_values.push_back(request.bias);
+  auto cut = ShapeSubgraph::Cut(graph, request.masked, CutValues{cut_values, true});
   if (!cut.ok()) return NotCausal(absl::StrCat("mask ", cut.status().message()));
+  if (request.bias != nullptr) {
+    // One read: the Add the caller found. Any other would let the bias do more than add.
+    int reads = 0;
+    for (const Node* n : cut->nodes())
+      for (const Value* in : n->inputs()) reads += in == request.bias;
+    if (reads != 1)
+      return NotCausal(absl::StrCat("the bias '", request.bias->name(), "' is read ", reads,
+                                    " times by the mask steps, not once by the Add that adds it"));
+  }
   if (memo == nullptr) return Prove(request, &*cut, evaluator, options);
   std::vector<std::string> symbols;
   std::string key = cut->Fingerprint(symbols);
@@ -311,12 +357,13 @@ absl::StatusOr<ProvenMaskChain> ProveMaskChain(const Graph& graph, const MaskCha
   };
   absl::StrAppend(&key, "|q", length(request.dims.q_len), "|kv", length(request.dims.kv_len),
                   "|past", request.dims.past_len ? length(*request.dims.past_len) : "-", "|rank",
-                  request.rank, "|", ElementTypeName(request.scores->type()));
+                  request.rank, "|", ElementTypeName(request.scores->type()), "|bias",
+                  request.bias != nullptr ? RankOfBias(request.bias) : -1);
   if (const absl::StatusOr<ProvenMaskChain>* known = memo->Find(key)) {
     if (!known->ok()) return known->status();
     ProvenMaskChain again = **known;
     // The same input plays the padding's part in this cut.
-    if (again.key_padding != nullptr) again.key_padding = cut->value_sources().at(1);
+    if (again.key_padding != nullptr) again.key_padding = cut->value_sources().back();
     return again;
   }
   absl::StatusOr<ProvenMaskChain> proven = Prove(request, &*cut, evaluator, options);
@@ -329,14 +376,18 @@ namespace {
 absl::StatusOr<ProvenMaskChain> Prove(const MaskChainRequest& request, ShapeSubgraph* cut,
                                       const SubgraphEvaluator& evaluator, const ExecOptions& options) {
   const std::vector<const Value*>& value_sources = cut->value_sources();
+  const size_t first_input = request.bias != nullptr ? 2 : 1;  // after the scores (and the bias)
   const Value* padding = nullptr;
-  if (value_sources.size() > 2) {
+  if (value_sources.size() > first_input + 1) {
     std::vector<std::string> names;
-    for (size_t k = 1; k < value_sources.size(); ++k) names.push_back(absl::StrCat("'", value_sources[k]->name(), "'"));
+    for (size_t k = first_input; k < value_sources.size(); ++k)
+      names.push_back(absl::StrCat("'", value_sources[k]->name(), "'"));
     return NotCausal(absl::StrCat("mask reads the values of several inputs (", absl::StrJoin(names, ", "), ")"));
   }
-  if (value_sources.size() == 2) {
-    padding = value_sources[1];
+  if (value_sources.size() < first_input)
+    return NotCausal("the mask chain does not read the bias it was given");
+  if (value_sources.size() == first_input + 1) {
+    padding = value_sources[first_input];
     if (!padding->shape().has_value() || padding->shape()->size() != 2)
       return NotCausal(absl::StrCat("mask reads the values of input '", padding->name(),
                                     "', which is not 2-D (batch, keys) like a padding mask"));
@@ -367,6 +418,7 @@ absl::StatusOr<ProvenMaskChain> Prove(const MaskChainRequest& request, ShapeSubg
   proven.key_padding = padding;
   proven.nonzero_shows = padding != nullptr && padding->type() != ElementType::kBool;
   proven.fills.fill(-std::numeric_limits<float>::infinity());
+  proven.part_fills.fill(-std::numeric_limits<float>::infinity());
   std::array<bool, 3>& seen = proven.fill_seen;
   struct Sized {
     Probe probe;
@@ -402,6 +454,13 @@ absl::StatusOr<ProvenMaskChain> Prove(const MaskChainRequest& request, ShapeSubg
     std::vector<Tensor> values;
     ASSIGN_OR_RETURN(Tensor s, ScoresTensor(score_type, request.rank, z.probe.t, z.kv, static_cast<float>(score), options));
     values.push_back(std::move(s));
+    if (request.bias != nullptr) {
+      // Zero at every entry (Create zero-fills); all dims 1, so it broadcasts whatever its real shape is.
+      const ElementType bias_type = request.bias->type() == ElementType::kUndefined ? score_type : request.bias->type();
+      ASSIGN_OR_RETURN(Tensor zero, Tensor::Create(bias_type, std::vector<int64_t>(RankOfBias(request.bias), 1),
+                                                   options.max_tensor_bytes));
+      values.push_back(std::move(zero));
+    }
     if (padding != nullptr) {
       ASSIGN_OR_RETURN(Tensor m, MaskTensor(padding->type(), z.batch, z.kv, pattern->values, options));
       values.push_back(std::move(m));
@@ -416,7 +475,17 @@ absl::StatusOr<ProvenMaskChain> Prove(const MaskChainRequest& request, ShapeSubg
   auto read = [&](const Sized& z, const PaddingPattern* pattern) -> absl::StatusOr<Reading> {
     ASSIGN_OR_RETURN(Tensor at0, evaluate(z, pattern, 0.0));
     ASSIGN_OR_RETURN(Tensor atc, evaluate(z, pattern, c));
-    return Classify(at0, atc, c, eps, z.probe, z.kv, z.batch);
+    ASSIGN_OR_RETURN(Reading r, Classify(at0, atc, c, eps, z.probe, z.kv, z.batch));
+    for (size_t k = 0; k < r.entries.size() && proven.fills_absorb_bias; ++k) {
+      const bool weak = r.entries[k] == Entry::kHiddenOffset ||
+                        (r.entries[k] == Entry::kHiddenConstant && !(r.constants[k] <= kBiasAbsorbingFill));
+      if (!weak) continue;
+      proven.fills_absorb_bias = false;
+      proven.weak_fill = r.entries[k] == Entry::kHiddenOffset
+                             ? absl::StrCat("a hidden key's score is the score plus an offset at ", z.probe.Label())
+                             : absl::StrCat("a hidden key's score is ", r.constants[k], " at ", z.probe.Label());
+    }
+    return r;
   };
 
   // 1. The structure, from every size with nothing padded.
@@ -455,6 +524,11 @@ absl::StatusOr<ProvenMaskChain> Prove(const MaskChainRequest& request, ShapeSubg
       const PaddingPattern* pattern = padding != nullptr ? &patterns[k][q] : nullptr;
       if (pattern != nullptr && pattern->other_values) continue;
       ASSIGN_OR_RETURN(Reading r, read(z, pattern));
+      if (request.bias != nullptr) {
+        if (auto why = CollectPartFills(r, st, pattern != nullptr ? &pattern->values : nullptr, z.batch, z.probe,
+                                        proven))
+          return NotCausal(*why);
+      }
       ASSIGN_OR_RETURN(Tensor at_nan, evaluate(z, pattern, std::numeric_limits<double>::quiet_NaN()));
       if (auto why = ReadNonFinite(at_nan, r, st, pattern != nullptr ? &pattern->values : nullptr, z.batch, z.probe,
                                    kept))

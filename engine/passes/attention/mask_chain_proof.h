@@ -32,6 +32,11 @@ namespace attune::attention {
 struct MaskChainRequest {
   const Value* scores = nullptr;  // the chain's input (the scaled scores)
   const Value* masked = nullptr;  // the chain's output (what the softmax reads)
+  /// Optional: a position bias the chain adds to the scores (the caller has
+  /// checked that it enters through one Add). It is one more input of the
+  /// cut, held at 0 in every probe, so what is proven is the chain without
+  /// the bias; the fused op adds the bias to the scores itself.
+  const Value* bias = nullptr;
   int rank = 4;                   // of the scores
   ProbeDims dims;
 };
@@ -54,6 +59,19 @@ struct ProvenMaskChain {
   /// Whether a NaN score at a key [the causal part, the padding] hides stays
   /// NaN (the part adds to the score) rather than becoming its fill (Where).
   std::array<bool, 2> keeps_nonfinite{true, true};
+  /// Every hidden entry of every probe was -inf or a constant at or below
+  /// -2^127 (finfo.min): a fill that no score plus a bias below 2^100 can
+  /// reach or move, which a fused position bias relies on.
+  bool fills_absorb_bias = true;
+  /// The first hidden entry that is not such a fill, as a reason.
+  std::string weak_fill;
+  /// With a bias: the score every hidden key gets, by the part that hides it
+  /// [causal part only, padding only, both], from every probe within the
+  /// padding budget (one value per part, or the proof fails); -inf for a part
+  /// no probe showed. The fused op computes a row exactly from these when a
+  /// bias entry is too large for its fast path.
+  std::array<float, 3> part_fills{};
+  std::array<bool, 3> part_fill_seen{};
   int probes = 0;
   int64_t longest_constant = 0;
   int64_t longest_probe = 0;

@@ -7,9 +7,17 @@
 namespace attune::shape_rules {
 namespace {
 
+bool IsIntegerType(ElementType t) { return t == ElementType::kInt64 || t == ElementType::kInt32; }
+
 absl::Status SameAsInput(ShapeContext& ctx) {
   CopyFacts(ctx, 0);
   if (ctx.node().op_type() == "Identity") ctx.output(0).data = ctx.input(0).data;
+  // Neg of a tracked shape value (x[-seq:] writes Slice(starts = -seq)): 0 - d for each element.
+  if (ctx.node().op_type() == "Neg" && ctx.input(0).data && IsIntegerType(ctx.input(0).type)) {
+    std::vector<Dim> negated;
+    for (const Dim& d : *ctx.input(0).data) negated.push_back(DimSub(Dim::Known(0), d));
+    ctx.output(0).data = negated;
+  }
   return absl::OkStatus();
 }
 

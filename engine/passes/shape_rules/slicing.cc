@@ -180,6 +180,11 @@ Dim SymbolicSliceLength(const Dim& dim, const Dim& start, const Dim& end) {
   const bool to_end = end == dim || (end.is_known() && end.value() >= kToEnd);
   if (to_end) {
     if (start.is_known() && start.value() < 0) return DimMin(Dim::Known(-start.value()), dim);
+    // x[-n:] with n a symbolic length (T5's position_bias[:, :, -seq:, :]): min(n, dim).
+    if (!start.is_known()) {
+      const Dim n = DimSub(Dim::Known(0), start);
+      if (non_negative(n) && !non_negative(start)) return DimMin(n, dim);
+    }
     if (!non_negative(start)) return Dim();
     // start <= dim is provable only when dim - start has no negative term.
     auto length = DimSub(dim, start).AsExpr();

@@ -111,6 +111,20 @@ struct AttentionArgs {
   /// part hides each key (MaskedRows::kFills).
   const uint8_t* key_visible = nullptr;
   HiddenFills hidden_fills;
+  /// The bias is a position bias the subgraph adds to its scores before its
+  /// masks hide keys (MultiHeadAttention's position_bias): a -inf entry at a
+  /// key no mask hides is a -inf score, so a row whose every visible key has
+  /// one takes the weights of the keys hidden from it (masked_rows), as a -inf
+  /// Q or K entry does. The kernels read the bias as they read any bias; only
+  /// the non-finite rules tell the two apart. Key padding, when given, is
+  /// folded into the bias as -inf (the padded keys are key_visible's zeros).
+  bool bias_is_scores = false;
+  /// With bias_is_scores: the position bias as given, before the key padding
+  /// was folded into `bias` (the non-finite rules read what it holds at
+  /// padded keys; the kernels never read it).
+  StridedView scores_bias;
+  /// With bias_is_scores: scores + (bias + mask) (T5) rather than (scores + bias) + mask.
+  bool bias_into_mask = false;
 
   /// A query row that sees no key at all outputs this.
   MaskedRows masked_rows = MaskedRows::kZeros;

@@ -275,7 +275,11 @@ void TileScorePass(const BlockContext& ctx, int64_t j0, int64_t nk) {
     for (int64_t i = 0; i < ctx.rows; ++i) brow[i] = RowOf(a.bias, ctx.batch, ctx.head, ctx.q_begin + i) + j0;
     for (int64_t j = 0; j < nk; ++j) {
       float* s = ctx.st + j * ctx.bq;
-      for (int64_t i = 0; i < ctx.rows; ++i) s[i] = s[i] * kLn2 + brow[i][j];
+      // A key the tile's mask hid (-inf) stays hidden whatever its bias
+      // holds: a NaN or +inf bias there must not reach the row (the
+      // subgraph's Where replaced that score; where it adds instead, the
+      // non-finite rules make the row NaN afterwards).
+      for (int64_t i = 0; i < ctx.rows; ++i) s[i] = s[i] == kNegInf ? kNegInf : s[i] * kLn2 + brow[i][j];
       for (int64_t i = ctx.rows; i < ctx.bq; ++i) s[i] *= kLn2;  // padding lanes: same units
     }
   }
