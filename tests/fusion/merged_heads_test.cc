@@ -13,6 +13,7 @@
 #include "tests/common/compare.h"
 #include "tests/common/graph_builder.h"
 #include "tests/common/torch_export_graphs.h"
+#include "tests/fusion/fuse_and_compare.h"
 
 namespace attune::testing {
 namespace {
@@ -51,33 +52,16 @@ std::unique_ptr<Graph> MergedHeadsBlock(bool alibi) {
   return b.Build();
 }
 
-struct Fused {
-  FusionReport report;
-  double error = 1e9;
-};
-
-Fused FuseAndCompare(bool alibi) {
-  Fused r;
-  auto graph = MergedHeadsBlock(alibi);
-  auto original = graph->Clone();
-  PassContext context;
-  context.registry = &DefaultKernelRegistry();
-  context.evaluator = &DefaultSubgraphEvaluator();
-  context.report = &r.report;
-  absl::Status s = DefaultPipeline(true)->Run(*graph, context);
-  EXPECT_TRUE(s.ok()) << s;
+FusedComparison FuseAndCompare(bool alibi) {
   std::vector<Tensor> inputs = {PseudoRandom({kB, kT, kModel}, 7)};
   if (alibi) inputs.push_back(PseudoRandom({kB, kH, kT}, 8));
-  auto want = RunGraph(*original, DefaultKernelRegistry(), inputs);
-  auto got = RunGraph(*graph, DefaultKernelRegistry(), inputs);
-  EXPECT_TRUE(want.ok() && got.ok());
-  if (want.ok() && got.ok()) r.error = MaxAbsDifference((*want)[0], (*got)[0]);
+  FusedComparison r = testing::FuseAndCompare(MergedHeadsBlock(alibi), inputs);
   for (const RejectedCandidate& c : r.report.rejected) std::cout << "  rejected " << c.pattern << ": " << c.reason << "\n";
   return r;
 }
 
 TEST(MergedHeads, FusesAsCausalWithTheHeadsAndScale) {
-  Fused r = FuseAndCompare(false);
+  FusedComparison r = FuseAndCompare(false);
   ASSERT_EQ(r.report.fusions.size(), 1u);
   const FusionRecord& f = r.report.fusions[0];
   EXPECT_EQ(f.mask, "causal");
@@ -88,7 +72,7 @@ TEST(MergedHeads, FusesAsCausalWithTheHeadsAndScale) {
 }
 
 TEST(MergedHeads, AnAlibiBiasNeverFusesAsPlainCausal) {
-  Fused r = FuseAndCompare(true);
+  FusedComparison r = FuseAndCompare(true);
   for (const FusionRecord& f : r.report.fusions) EXPECT_NE(f.mask, "causal");
   bool named = false;
   // A bias read from an input is named as such; one computed in the graph

@@ -9,6 +9,7 @@
 #include "tests/common/compare.h"
 #include "tests/common/graph_builder.h"
 #include "tests/common/torch_export_graphs.h"
+#include "tests/fusion/fuse_and_compare.h"
 
 namespace attune::testing {
 namespace {
@@ -43,35 +44,13 @@ std::unique_ptr<Graph> PreScaledAttention(ScaleOp op) {
   return b.Build();
 }
 
-struct Result {
-  FusionReport report;
-  double error = 1e9;
-};
-
-Result FuseAndCompare(ScaleOp op) {
-  Result r;
-  auto graph = PreScaledAttention(op);
-  auto original = graph->Clone();
-  PassContext context;
-  context.registry = &DefaultKernelRegistry();
-  context.evaluator = &DefaultSubgraphEvaluator();
-  context.report = &r.report;
-  absl::Status s = DefaultPipeline(true)->Run(*graph, context);
-  EXPECT_TRUE(s.ok()) << s;
-  const std::vector<Tensor> inputs = {PseudoRandom({2, 5, kModel}, 9)};
-  auto want = RunGraph(*original, DefaultKernelRegistry(), inputs);
-  auto got = RunGraph(*graph, DefaultKernelRegistry(), inputs);
-  EXPECT_TRUE(want.ok() && got.ok());
-  if (want.ok() && got.ok()) {
-    r.error = 0;
-    for (size_t i = 0; i < want->size(); ++i) r.error = std::max(r.error, MaxAbsDifference((*want)[i], (*got)[i]));
-  }
-  return r;
+FusedComparison FuseAndCompare(ScaleOp op) {
+  return testing::FuseAndCompare(PreScaledAttention(op), {PseudoRandom({2, 5, kModel}, 9)});
 }
 
 TEST(PreSplitScale, BecomesTheFusedScale) {
   for (ScaleOp op : {ScaleOp::kMul, ScaleOp::kDiv}) {
-    Result r = FuseAndCompare(op);
+    FusedComparison r = FuseAndCompare(op);
     ASSERT_EQ(r.report.fusions.size(), 1u);
     EXPECT_FLOAT_EQ(r.report.fusions[0].scale, 0.5f);
     EXPECT_EQ(r.report.fusions[0].q_layout, "BTC");
@@ -80,7 +59,7 @@ TEST(PreSplitScale, BecomesTheFusedScale) {
 }
 
 TEST(PreSplitScale, StaysAMulWhenReadElsewhere) {
-  Result r = FuseAndCompare(ScaleOp::kMulReadTwice);
+  FusedComparison r = FuseAndCompare(ScaleOp::kMulReadTwice);
   ASSERT_EQ(r.report.fusions.size(), 1u);
   EXPECT_FLOAT_EQ(r.report.fusions[0].scale, 1.0f);
   EXPECT_LT(r.error, 1e-5);
