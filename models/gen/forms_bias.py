@@ -378,17 +378,22 @@ class BloomAttention(nn.Module):
 # ---------------------------------------------------------------------------------------------
 # Traps: a "bias" that must not be read as one.
 
+def trap_heads(attn, x):
+    """The traps' Q (B, H, T, D), Kᵀ (B, H, D, T) and V (B, H, T, D), split from MPT's fused Wqkv."""
+    b, s_q, _ = x.shape
+    query, key, value = attn.Wqkv(x).chunk(3, dim=2)
+    h = attn.n_heads
+    return (query.view(b, s_q, h, -1).permute(0, 2, 1, 3), key.view(b, s_q, h, -1).permute(0, 2, 3, 1),
+            value.view(b, s_q, h, -1).permute(0, 2, 1, 3))
+
+
 class ScoreDependentBias(MPTAttention):
     """The bias is computed from the scores themselves (a per-row shift by the row mean):
     scores + mean(scores) is not scores plus a tensor the fused op could be given."""
 
     def forward(self, x, attention_mask=None):
         b, s_q, _ = x.shape
-        query, key, value = self.Wqkv(x).chunk(3, dim=2)
-        h = self.n_heads
-        q = query.view(b, s_q, h, -1).permute(0, 2, 1, 3)
-        k = key.view(b, s_q, h, -1).permute(0, 2, 3, 1)
-        v = value.view(b, s_q, h, -1).permute(0, 2, 1, 3)
+        q, k, v = trap_heads(self, x)
         attn_weight = q.matmul(k) * self.softmax_scale
         attn_weight = attn_weight + attn_weight.mean(dim=-2, keepdim=True)
         causal = torch.ones(s_q, s_q, dtype=torch.bool).triu(1)
@@ -402,11 +407,7 @@ class MultipliedBias(MPTAttention):
 
     def forward(self, x, attention_mask=None):
         b, s_q, _ = x.shape
-        query, key, value = self.Wqkv(x).chunk(3, dim=2)
-        h = self.n_heads
-        q = query.view(b, s_q, h, -1).permute(0, 2, 1, 3)
-        k = key.view(b, s_q, h, -1).permute(0, 2, 3, 1)
-        v = value.view(b, s_q, h, -1).permute(0, 2, 1, 3)
+        q, k, v = trap_heads(self, x)
         attn_weight = q.matmul(k) * self.softmax_scale
         attn_bias = self.attn_bias[:, :, :, max(0, self.attn_bias.size(3) - s_q):]
         attn_weight = attn_weight * (1.0 - attn_bias)
