@@ -1,8 +1,10 @@
 #include "ops/matmul/gemv_transposed.h"
 
+#include "ops/common/cpu_features.h"
 #include "ops/common/parallel.h"
 
 namespace attune {
+namespace gemv_transposed_detail {
 namespace {
 
 // Independent partial sums, so the compiler vectorises the inner loop without
@@ -20,19 +22,30 @@ float Dot(const float* x, const float* y, int64_t k) {
   return sum;
 }
 
+}  // namespace
+
+void RowRangeGeneric(const float* a, const float* b, float* c, int64_t m, int64_t k, int64_t n, int64_t begin,
+                     int64_t end) {
+  for (int64_t col = begin; col < end; ++col) {
+    const float* row = b + col * k;
+    for (int64_t r = 0; r < m; ++r) c[r * n + col] = Dot(a + r * k, row, k);
+  }
+}
+
+}  // namespace gemv_transposed_detail
+
+namespace {
 // Outputs of B rows per thread below which one thread does it all (a B row of
 // 768 floats is 3 KB; 256 rows keep a chunk above the team start-up cost).
 constexpr int64_t kRowsGrain = 256;
-
 }  // namespace
 
 void GemvTransposed(const float* a, const float* b, float* c, int64_t m, int64_t k, int64_t n, int threads) {
-  ParallelForRange(n, kRowsGrain, threads, [&](int64_t begin, int64_t end) {
-    for (int64_t col = begin; col < end; ++col) {
-      const float* row = b + col * k;
-      for (int64_t r = 0; r < m; ++r) c[r * n + col] = Dot(a + r * k, row, k);
-    }
-  });
+  using namespace gemv_transposed_detail;
+  // AVX-512 machines take the ymm variant too: streaming loads of 512 bits
+  // were slower on Zen 4 (gemv_weights.cc).
+  const RowRangeFn run = ActiveIsa() != Isa::kGeneric ? RowRangeAvx2 : RowRangeGeneric;
+  ParallelForRange(n, kRowsGrain, threads, [&](int64_t begin, int64_t end) { run(a, b, c, m, k, n, begin, end); });
 }
 
 }  // namespace attune

@@ -16,4 +16,17 @@ namespace attune {
 /// rows (gemv_weights.h), where it beats a general GEMM.
 void GemvTransposed(const float* a, const float* b, float* c, int64_t m, int64_t k, int64_t n, int threads);
 
+namespace gemv_transposed_detail {
+
+/// Outputs c[:, begin:end) (rows begin..end of B). Each output is one thread's
+/// dot product in a fixed order, so results do not depend on the thread count.
+using RowRangeFn = void (*)(const float* a, const float* b, float* c, int64_t m, int64_t k, int64_t n,
+                            int64_t begin, int64_t end);
+void RowRangeGeneric(const float* a, const float* b, float* c, int64_t m, int64_t k, int64_t n, int64_t begin,
+                     int64_t end);
+void RowRangeAvx2(const float* a, const float* b, float* c, int64_t m, int64_t k, int64_t n, int64_t begin,
+                  int64_t end);
+
+}  // namespace gemv_transposed_detail
+
 }  // namespace attune

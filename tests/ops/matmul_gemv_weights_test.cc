@@ -3,13 +3,15 @@
 // panels, unblocked K, one to four rows, with and without bias; the same
 // product on one and two threads is bitwise equal; a plain row-major matrix
 // read in place; and oneDNN's packed or in-place weights at one to four rows
-// (which take the GEMV) agree with more rows (which do not).
+// (which take the GEMV) agree with more rows (which do not); the transposed
+// GEMV (B stored [N, K]) in both variants.
 #include <cmath>
 #include <optional>
 #include <vector>
 
 #include "gtest/gtest.h"
 #include "ops/common/cpu_features.h"
+#include "ops/matmul/gemv_transposed.h"
 #include "ops/matmul/gemv_weights.h"
 #include "ops/matmul/onednn_matmul.h"
 
@@ -109,6 +111,33 @@ TEST(GemvPanels, RowMajorMatrixInPlace) {
             for (int64_t p = 0; p < k; ++p) want += static_cast<double>(a[r * k + p]) * w[p * n + j];
             ASSERT_NEAR(c[r * n + j], want, 1e-4 * (1.0 + std::sqrt(static_cast<double>(k))))
                 << IsaName(isa) << " k " << k << " n " << n << " m " << m << " row " << r << " col " << j;
+          }
+      }
+    }
+  }
+}
+
+TEST(GemvTransposed, EveryVariantMatchesReference) {
+  // B is [N, K] (a tied embedding read as the lm_head): K with and without a
+  // tail past the 16-float steps, N with and without a tail past groups of 4.
+  for (Isa isa : {Isa::kGeneric, Isa::kAvx2}) {
+    if (!IsaSupported(isa)) continue;
+    IsaScope scope(isa);
+    for (auto [k, n] : {std::pair<int64_t, int64_t>{768, 1031}, {1, 5}, {16, 4}, {19, 3}, {33, 600}, {100, 257}}) {
+      std::vector<float> b(n * k);
+      for (int64_t i = 0; i < n * k; ++i) b[i] = Value(i, 4);
+      for (int64_t m = 1; m <= kGemvMaxRowsOfA; ++m) {
+        std::vector<float> a(m * k), c1(m * n, NAN), c2(m * n, NAN);
+        for (int64_t i = 0; i < m * k; ++i) a[i] = Value(i, 5 + m);
+        GemvTransposed(a.data(), b.data(), c1.data(), m, k, n, 1);
+        GemvTransposed(a.data(), b.data(), c2.data(), m, k, n, 2);
+        for (int64_t r = 0; r < m; ++r)
+          for (int64_t j = 0; j < n; ++j) {
+            double want = 0.0;
+            for (int64_t p = 0; p < k; ++p) want += static_cast<double>(a[r * k + p]) * b[j * k + p];
+            ASSERT_NEAR(c1[r * n + j], want, 1e-4 * (1.0 + std::sqrt(static_cast<double>(k))))
+                << IsaName(isa) << " k " << k << " n " << n << " m " << m << " row " << r << " col " << j;
+            ASSERT_EQ(c1[r * n + j], c2[r * n + j]) << IsaName(isa) << " threads differ at col " << j;
           }
       }
     }
