@@ -130,6 +130,15 @@ std::optional<PanelLayout> PanelsOf(const memory::desc& md, int64_t k, int64_t n
   return layout;
 }
 
+// Rows of a plain weight matrix a multiple of 4 KiB apart: oneDNN's blocked
+// kernels read a block of consecutive rows at once, and on cores whose L1 sets
+// repeat every 4 KiB those rows share one set. There GPT-2's 768 × 3072 ran
+// at half the rate of its packed copy (bench/matmul_bench
+// BM_ConstantWeightsLayout), where 768 × 2304 ran about as fast in place.
+bool RowsAlias4K(int64_t n) { return (n * static_cast<int64_t>(sizeof(float))) % 4096 == 0; }
+// Rows of A from which reordering the weights per product pays for itself.
+constexpr int64_t kRepackMinRows = 32;
+
 }  // namespace
 
 // ---------------------------------------------------------------------------
@@ -143,6 +152,10 @@ struct OneDnnConstantMatMul::Impl {
   std::vector<float> bias;   // empty when there is none
   std::optional<PanelLayout> panels;  // the weights' layout, when the panel GEMV reads it
   mutable LruCache<std::pair<int64_t, int>, Primitive> primitives{kPrimitivesPerWeight};
+  // In-place weights whose rows oneDNN reads slowly where they are: the
+  // blocked layout they are reordered into for each product of many rows.
+  std::optional<memory::desc> repacked_md;
+  mutable LruCache<std::pair<int64_t, int>, Primitive> repacked_primitives{kPrimitivesPerWeight};
 
   memory::desc SrcDesc(int64_t m) const { return memory::desc({m, k}, memory::data_type::f32, memory::format_tag::ab); }
   memory::desc DstDesc(int64_t m) const { return memory::desc({m, n}, memory::data_type::f32, memory::format_tag::ab); }
@@ -154,13 +167,13 @@ struct OneDnnConstantMatMul::Impl {
     return dnnl::matmul::primitive_desc(desc, UserScratchpadAttr(), CpuEngine());
   }
 
-  absl::StatusOr<std::shared_ptr<const Primitive>> Get(int64_t m) const {
-    return primitives.GetOrCreate(std::pair<int64_t, int>(m, CurrentTeamSize()),
-                                  [&]() -> absl::StatusOr<std::shared_ptr<const Primitive>> {
-                                    auto pd = MakePd(m, weights_md);
-                                    return std::make_shared<const Primitive>(
-                                        Primitive{dnnl::matmul(pd), pd.scratchpad_desc()});
-                                  });
+  absl::StatusOr<std::shared_ptr<const Primitive>> Get(int64_t m, bool repacked) const {
+    return (repacked ? repacked_primitives : primitives)
+        .GetOrCreate(std::pair<int64_t, int>(m, CurrentTeamSize()),
+                     [&]() -> absl::StatusOr<std::shared_ptr<const Primitive>> {
+                       auto pd = MakePd(m, repacked ? *repacked_md : weights_md);
+                       return std::make_shared<const Primitive>(Primitive{dnnl::matmul(pd), pd.scratchpad_desc()});
+                     });
   }
 };
 
@@ -182,6 +195,11 @@ absl::StatusOr<std::unique_ptr<OneDnnConstantMatMul>> OneDnnConstantMatMul::Crea
       impl->in_place = true;
       impl->weights_md = memory::desc({k, n}, memory::data_type::f32, memory::format_tag::ab);
       impl->weights = memory(impl->weights_md, CpuEngine(), const_cast<float*>(b));
+      if (RowsAlias4K(n)) {
+        const memory::desc any({k, n}, memory::data_type::f32, memory::format_tag::any);
+        memory::desc preferred = impl->MakePd(kLayoutProbeRows, any).weights_desc();
+        if (preferred != impl->weights_md) impl->repacked_md = preferred;
+      }
       return std::unique_ptr<OneDnnConstantMatMul>(new OneDnnConstantMatMul(std::move(impl)));
     }
     const memory::desc any({k, n}, memory::data_type::f32, memory::format_tag::any);
@@ -222,11 +240,21 @@ absl::Status OneDnnConstantMatMul::Run(const float* a, int64_t m, float* c, int 
   }
   OmpTeamScope team(threads);
   try {
-    ASSIGN_OR_RETURN(std::shared_ptr<const Primitive> p, impl_->Get(m));
+    const bool repack = impl_->repacked_md.has_value() && m >= kRepackMinRows;
+    ASSIGN_OR_RETURN(std::shared_ptr<const Primitive> p, impl_->Get(m, repack));
     const dnnl::engine& engine = CpuEngine();
+    memory weights = impl_->weights;
+    PooledBuffer repacked(repack ? impl_->repacked_md->get_size() : 1);
+    if (repack) {
+      if (repacked.data() == nullptr) throw dnnl::error(dnnl_out_of_memory, "repacked weights");
+      weights = memory(*impl_->repacked_md, engine, repacked.data());
+      dnnl::stream stream(engine);
+      dnnl::reorder(impl_->weights, weights).execute(stream, impl_->weights, weights);
+      stream.wait();
+    }
     std::unordered_map<int, memory> args{
         {DNNL_ARG_SRC, memory(impl_->SrcDesc(m), engine, const_cast<float*>(a))},
-        {DNNL_ARG_WEIGHTS, impl_->weights},
+        {DNNL_ARG_WEIGHTS, weights},
         {DNNL_ARG_DST, memory(impl_->DstDesc(m), engine, c)}};
     if (!impl_->bias.empty())
       args.emplace(DNNL_ARG_BIAS, memory(impl_->BiasDesc(), engine, const_cast<float*>(impl_->bias.data())));

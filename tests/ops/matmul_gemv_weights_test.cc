@@ -179,5 +179,32 @@ TEST(GemvPanels, PackedOneDnnWeightsAgreeAcrossRowCounts) {
   }
 }
 
+TEST(OneDnnConstantMatMul, InPlaceWeightsWithRows4KiBApartAreReorderedForManyRows) {
+  // N = 1024 and 3072 floats put rows a multiple of 4 KiB apart: products of
+  // 32 rows and more read a reordered copy, fewer read the weights in place,
+  // and both give the reference product.
+  for (auto [k, n] : {std::pair<int64_t, int64_t>{40, 1024}, {17, 3072}, {33, 2304}}) {
+    std::vector<float> w(k * n), bias(n);
+    for (int64_t i = 0; i < k * n; ++i) w[i] = Value(i, 12);
+    for (int64_t j = 0; j < n; ++j) bias[j] = Value(j, 13);
+    OneDnnConstantMatMul::Options options;
+    options.bias = bias.data();
+    options.in_place = true;
+    auto weights = OneDnnConstantMatMul::Create(w.data(), k, n, options);
+    ASSERT_TRUE(weights.ok()) << weights.status();
+    ASSERT_TRUE((*weights)->in_place());
+    for (int64_t m : {5, 31, 32, 70}) {
+      std::vector<float> a(m * k), c(m * n, NAN);
+      for (int64_t i = 0; i < m * k; ++i) a[i] = Value(i, 14);
+      ASSERT_TRUE((*weights)->Run(a.data(), m, c.data(), 2).ok());
+      for (int64_t i = 0; i < m * n; ++i) {
+        double want = bias[i % n];
+        for (int64_t p = 0; p < k; ++p) want += static_cast<double>(a[(i / n) * k + p]) * w[p * n + i % n];
+        ASSERT_NEAR(c[i], want, 1e-4) << "k " << k << " n " << n << " m " << m << " at " << i;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace attune
