@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "core/common/status_macros.h"
 #include "engine/passes/attention/attention_patterns.h"
 #include "engine/passes/attention/attention_rule.h"
@@ -49,6 +50,7 @@ class AttentionFusionPass final : public Pass {
 
   absl::StatusOr<bool> Run(Graph& graph, PassContext& context) override {
     ASSIGN_OR_RETURN(std::vector<Candidate> candidates, FindCandidates(graph));
+    ReportUnreadLayouts(graph, candidates, context.report);
     bool changed = false;
     for (const Candidate& candidate : candidates) {
       if (context.max_rewrites >= 0 && rewrites_ >= context.max_rewrites) break;
@@ -62,6 +64,41 @@ class AttentionFusionPass final : public Pass {
   }
 
  private:
+  // A Softmax whose probabilities reach a MatMul through view ops, and that no
+  // candidate anchors, is attention in a layout the patterns do not read (for
+  // example GPTBigCode's heads folded into the query axis). Such a miss is
+  // reported with the path, so that it is not silent.
+  static void ReportUnreadLayouts(const Graph& graph, const std::vector<Candidate>& candidates, FusionReport* report) {
+    if (report == nullptr) return;
+    std::set<std::string> anchored;
+    for (const Candidate& c : candidates) anchored.insert(c.softmax);
+    static const std::set<std::string> kViews = {"Reshape", "Transpose", "Cast",    "Squeeze",
+                                                 "Unsqueeze", "Identity", "Dropout", "Flatten"};
+    for (const Node* n : graph.nodes()) {
+      if (n->op_type() != "Softmax" || !n->domain().empty() || n->output(0) == nullptr) continue;
+      if (anchored.count(n->name()) > 0) continue;
+      // Follows single-use view chains from the probabilities to a MatMul.
+      const Value* v = n->output(0);
+      std::vector<std::string> path;
+      const Node* matmul = nullptr;
+      for (int depth = 0; depth < 6 && v != nullptr && v->uses().size() == 1 && !v->is_graph_output(); ++depth) {
+        const Node* user = v->uses()[0].node;
+        if (user->op_type() == "MatMul" && user->domain().empty() && v->uses()[0].index == 0) {
+          matmul = user;
+          break;
+        }
+        if (!user->domain().empty() || kViews.count(user->op_type()) == 0 || user->num_outputs() < 1) break;
+        path.push_back(absl::StrCat(user->op_type(), " '", user->name(), "'"));
+        v = user->output(0);
+      }
+      if (matmul == nullptr) continue;
+      AddRejection(report, {n->name(), "attention",
+                            absl::StrCat("the probabilities reach MatMul '", matmul->name(), "' through ",
+                                         path.empty() ? std::string("nothing") : absl::StrJoin(path, ", "),
+                                         ", a layout of the scores or of P·V the attention patterns do not read")});
+    }
+  }
+
   static absl::StatusOr<std::vector<Candidate>> FindCandidates(const Graph& graph) {
     static const pattern::Pattern kCandidate = attention::AttentionCandidatePattern();
     ASSIGN_OR_RETURN(std::vector<Node*> order, graph.TopologicalOrder());

@@ -103,3 +103,41 @@ class MultiQueryAttention(CausalBlock):
         scores = q @ k.transpose(-1, -2) / self.norm_factor
         weights = torch.softmax(self.mask(scores, t, t), dim=-1)
         return self.merge(weights @ v)
+
+
+class BigCodeMultiQueryAttention(nn.Module):
+    """GPTBigCode (StarCoder, SantaCoder) with multi_query: one c_attn Linear gives q (B, T, H*D) and one
+    K/V head split off its end; the heads fold into the query axis instead of the batch:
+    q.reshape(B, T*H, D) times key.transpose(-1, -2) (B, D, S) by torch.baddbmm(empty, q, k, beta=0,
+    alpha=1/sqrt(D)), viewed (B, T, H, S); the causal mask is the bool buffer `bias` sliced [k-q:k, :k]
+    and unsqueezed to (1, T, 1, S) for the head axis, torch.where(mask, w, finfo.min) with the softmax in
+    float32 (upcast), then bmm(w.view(B, T*H, S), v) viewed (B, T, H*D)."""
+
+    def __init__(self, d_model, num_heads, context):
+        super().__init__()
+        self.num_heads = num_heads
+        self.head_dim = d_model // num_heads
+        self.d_model = d_model
+        self.c_attn = nn.Linear(d_model, d_model + 2 * self.head_dim)
+        self.c_proj = nn.Linear(d_model, d_model)
+        self.register_buffer("bias", torch.tril(torch.ones((context, context), dtype=torch.bool)),
+                             persistent=False)
+
+    def forward(self, x):
+        b, t, _ = x.shape
+        query, key_value = self.c_attn(x).split((self.d_model, 2 * self.head_dim), dim=2)
+        key, value = key_value.split((self.head_dim, self.head_dim), dim=-1)
+        key = key.transpose(-1, -2)                          # (B, D, S)
+        key_length = key.size(-1)
+        attn_shape = (b, t, self.num_heads, key_length)
+        attn_view = (b, t * self.num_heads, key_length)
+        q = query.reshape(b, t * self.num_heads, self.head_dim)
+        scale_factor = 1.0 / self.head_dim ** 0.5
+        attn_weights = torch.empty(attn_view, dtype=query.dtype)
+        attn_weights = torch.baddbmm(attn_weights, q, key, beta=0, alpha=scale_factor).view(attn_shape)
+        mask = self.bias[None, key_length - t:key_length, :key_length].unsqueeze(2)   # (1, T, 1, S)
+        mask_value = torch.full([], torch.finfo(torch.float32).min, dtype=torch.float32)
+        attn_weights = torch.where(mask, attn_weights.float(), mask_value)
+        attn_weights = torch.softmax(attn_weights, dim=-1).to(query.dtype)
+        attn_output = torch.bmm(attn_weights.view(attn_view), value).view(b, t, self.d_model)
+        return self.c_proj(attn_output)

@@ -2,7 +2,7 @@
 // (B, H, T, S) for the mask) fuses once unmerge_heads has computed it on the
 // 4-D heads; with BLOOM's ALiBi bias added to the merged scores it must not
 // fuse as plain causal: the bias stays an Add of the 4-D scores and the mask
-// proof names it.
+// proof names it; heads folded into the query axis (GPTBigCode) are reported.
 #include <iostream>
 
 #include "absl/strings/match.h"
@@ -83,6 +83,31 @@ TEST(MergedHeads, AnAlibiBiasNeverFusesAsPlainCausal) {
   for (const FusionRecord& f : r.report.fusions) named |= absl::EndsWith(f.mask, "+bias") && !f.bias.empty();
   EXPECT_TRUE(named);
   EXPECT_LT(r.error, 1e-5);
+}
+
+// GPTBigCode's multi-query form folds the heads into the query axis: q viewed
+// (B, T*H, D) times one K head (B, D, S), the scores viewed (B, T, H, S) for
+// the softmax and back to (B, T*H, S) for P·V. No pattern reads that layout;
+// the miss is reported at the softmax with the view that separates it from P·V.
+TEST(MergedHeads, HeadsFoldedIntoTheQueryAxisAreReportedNotSilentlySkipped) {
+  GraphBuilder b;
+  Value* x = b.Input("x", kF32, Dims({kB, kT, kModel}));
+  auto reshape = [&](Value* t, std::vector<int64_t> shape) {
+    return b.Node("Reshape", {t, b.Constant("shape", Int64s(shape))});
+  };
+  Value* q = reshape(b.Node("MatMul", {x, b.Constant("Wq", PseudoRandom({kModel, kModel}, 1))}), {kB, kT * kH, kD});
+  Value* k = b.Node("MatMul", {x, b.Constant("Wk", PseudoRandom({kModel, kD}, 2))});
+  Value* v = b.Node("MatMul", {x, b.Constant("Wv", PseudoRandom({kModel, kD}, 3))});
+  Value* kt = b.Node("Transpose", {k}, Attrs({{"perm", std::vector<int64_t>{0, 2, 1}}}));
+  Value* s = reshape(b.Node("Mul", {b.Node("MatMul", {q, kt}), b.Constant("alpha", ScalarOf<float>(0.5f))}),
+                     {kB, kT, kH, kT});
+  Value* p = b.Node("Softmax", {s}, Attrs({{"axis", int64_t{-1}}}));
+  b.Output(reshape(b.Node("MatMul", {reshape(p, {kB, kT * kH, kT}), v}), {kB, kT, kModel}));
+  FusedComparison r = testing::FuseAndCompare(b.Build(), {PseudoRandom({kB, kT, kModel}, 7)});
+  EXPECT_TRUE(r.report.fusions.empty());
+  ASSERT_EQ(r.report.rejected.size(), 1u);
+  EXPECT_TRUE(absl::StrContains(r.report.rejected[0].reason, "through Reshape")) << r.report.rejected[0].reason;
+  EXPECT_LT(r.error, 1e-6);
 }
 
 }  // namespace
