@@ -238,6 +238,10 @@ class LlamaForCausalLM(nn.Module):
         self.rotary_emb = LlamaRotaryEmbedding(d_model // num_heads, theta)
         self.lm_head = nn.Linear(d_model, vocab, bias=False)
 
+    def causal_mask(self, attention_mask, inputs_embeds, cache_position, past_seen_tokens):
+        """The 4-D additive mask every layer reads (a subclass may build it another library's way)."""
+        return update_causal_mask(attention_mask, inputs_embeds, cache_position)
+
     def forward(self, input_ids, attention_mask, *past):
         past_key_values = [None] * self.layers_count if not past else [
             (past[2 * i], past[2 * i + 1]) for i in range(self.layers_count)]
@@ -245,7 +249,7 @@ class LlamaForCausalLM(nn.Module):
         past_seen_tokens = 0 if past_key_values[0] is None else past_key_values[0][0].shape[-2]
         cache_position = torch.arange(past_seen_tokens, past_seen_tokens + inputs_embeds.shape[1])
         position_ids = cache_position.unsqueeze(0)
-        causal_mask = update_causal_mask(attention_mask, inputs_embeds, cache_position)
+        causal_mask = self.causal_mask(attention_mask, inputs_embeds, cache_position, past_seen_tokens)
         hidden_states = inputs_embeds
         position_embeddings = self.rotary_emb(hidden_states, position_ids)
         presents = []

@@ -89,23 +89,8 @@ class MaskingUtilsForCausalLM(hf_llama.LlamaForCausalLM):
         for layer in self.layers:
             layer.self_attn = MaskingUtilsAttention(d_model, num_heads, kv_heads)
 
-    def forward(self, input_ids, attention_mask, *past):
-        past_key_values = [None] * self.layers_count if not past else [
-            (past[2 * i], past[2 * i + 1]) for i in range(self.layers_count)]
-        inputs_embeds = self.embed_tokens(input_ids)
-        past_seen_tokens = 0 if past_key_values[0] is None else past_key_values[0][0].shape[-2]
-        q_length = inputs_embeds.shape[1]
-        cache_position = torch.arange(past_seen_tokens, past_seen_tokens + q_length)
-        position_ids = cache_position.unsqueeze(0)
+    def causal_mask(self, attention_mask, inputs_embeds, cache_position, past_seen_tokens):
+        q_length = inputs_embeds.shape[1]   # past_seen_tokens: the cache's get_seq_length(), its key length
         mask = sdpa_mask(inputs_embeds.shape[0], q_length, past_seen_tokens + q_length, past_seen_tokens, 0,
                          attention_mask.to(dtype=torch.bool), self.sliding_window)
-        causal_mask = eager_mask(mask, inputs_embeds.dtype)
-        hidden_states = inputs_embeds
-        position_embeddings = self.rotary_emb(hidden_states, position_ids)
-        presents = []
-        for decoder_layer, layer_past in zip(self.layers, past_key_values):
-            hidden_states, present = decoder_layer(hidden_states, causal_mask, position_embeddings, layer_past)
-            presents.extend(present)
-        hidden_states = self.norm(hidden_states)
-        logits = self.lm_head(hidden_states)
-        return (logits, *presents)
+        return eager_mask(mask, inputs_embeds.dtype)
