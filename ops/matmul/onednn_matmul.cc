@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <numeric>
 #include <optional>
 #include <unordered_map>
 #include <vector>
@@ -130,12 +131,18 @@ std::optional<PanelLayout> PanelsOf(const memory::desc& md, int64_t k, int64_t n
   return layout;
 }
 
-// Rows of a plain weight matrix a multiple of 4 KiB apart: oneDNN's blocked
-// kernels read a block of consecutive rows at once, and on cores whose L1 sets
-// repeat every 4 KiB those rows share one set. There GPT-2's 768 × 3072 ran
-// at half the rate of its packed copy (bench/matmul_bench
-// BM_ConstantWeightsLayout), where 768 × 2304 ran about as fast in place.
-bool RowsAlias4K(int64_t n) { return (n * static_cast<int64_t>(sizeof(float))) % 4096 == 0; }
+// Plain weight rows that crowd L1 sets: oneDNN's blocked kernels read a block
+// of 16 consecutive rows at once, and on cores whose L1 sets repeat every
+// 4 KiB, rows `bytes` apart fall on 4096 / gcd(bytes, 4096) distinct offsets,
+// so 16 · gcd / 4096 of them share a set. At 8 and more (rows 2 KiB-aligned)
+// oneDNN read them in place at a third to two thirds of its rate on its packed
+// copy: 768 × 3072 and 2048 × 2048 (16 per set), 2048 × 5632 (8), where
+// 768 × 2304 (4) ran as fast in place (bench/matmul_bench
+// BM_ConstantWeightsLayout).
+bool RowsCrowdL1Sets(int64_t n) {
+  const int64_t bytes = n * static_cast<int64_t>(sizeof(float));
+  return std::gcd(bytes, int64_t{4096}) >= 2048;
+}
 // Rows of A from which reordering the weights per product pays for itself.
 constexpr int64_t kRepackMinRows = 32;
 
@@ -195,7 +202,7 @@ absl::StatusOr<std::unique_ptr<OneDnnConstantMatMul>> OneDnnConstantMatMul::Crea
       impl->in_place = true;
       impl->weights_md = memory::desc({k, n}, memory::data_type::f32, memory::format_tag::ab);
       impl->weights = memory(impl->weights_md, CpuEngine(), const_cast<float*>(b));
-      if (RowsAlias4K(n)) {
+      if (RowsCrowdL1Sets(n)) {
         const memory::desc any({k, n}, memory::data_type::f32, memory::format_tag::any);
         memory::desc preferred = impl->MakePd(kLayoutProbeRows, any).weights_desc();
         if (preferred != impl->weights_md) impl->repacked_md = preferred;

@@ -15,7 +15,7 @@ namespace attune {
 /// A constant right-hand matrix multiplied by any number of rows at run time.
 /// A plain [K, N] matrix is used where it is (`in_place`: the model's weights
 /// are then held once, and oneDNN runs about as fast on them as on its packed
-/// copy, except where rows are a multiple of 4 KiB apart: those are reordered
+/// copy, except where rows are 2 KiB-aligned and crowd L1 sets: those are reordered
 /// into a scratch copy for each product of many rows);
 /// a transposed or scaled one is reordered once, at prepare time, into the
 /// blocked layout oneDNN prefers. One to four rows go through the panel GEMV
