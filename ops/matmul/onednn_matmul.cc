@@ -3,12 +3,14 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cstring>
 #include <numeric>
 #include <optional>
 #include <unordered_map>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "core/common/status_macros.h"
 #include "core/memory/pooled_buffer.h"
 #include "oneapi/dnnl/dnnl.hpp"
@@ -131,20 +133,26 @@ std::optional<PanelLayout> PanelsOf(const memory::desc& md, int64_t k, int64_t n
   return layout;
 }
 
-// Plain weight rows that crowd L1 sets: oneDNN's blocked kernels read a block
-// of 16 consecutive rows at once, and on cores whose L1 sets repeat every
-// 4 KiB, rows `bytes` apart fall on 4096 / gcd(bytes, 4096) distinct offsets,
-// so 16 · gcd / 4096 of them share a set. At 8 and more (rows 2 KiB-aligned)
-// oneDNN read them in place at a third to two thirds of its rate on its packed
-// copy: 768 × 3072 and 2048 × 2048 (16 per set), 2048 × 5632 (8), where
-// 768 × 2304 (4) ran as fast in place (bench/matmul_bench
-// BM_ConstantWeightsLayout).
-bool RowsCrowdL1Sets(int64_t n) {
-  const int64_t bytes = n * static_cast<int64_t>(sizeof(float));
-  return std::gcd(bytes, int64_t{4096}) >= 2048;
+// Plain weights used in place are read by oneDNN's blocked kernels 16 rows
+// at a time, straight from the matrix: each row a separate stream, on a
+// separate page once rows are far apart, and on cores whose L1 sets repeat
+// every 4 KiB rows 2 KiB-aligned crowd one set. Matrices beyond the caches
+// ran at a third to two thirds of oneDNN's rate on its packed copy (2048 x
+// 5632, 5632 x 2048, 2048 x 2048, LLaMA's 2048 x 32000 head), as did rows
+// 4 KiB apart (768 x 3072), where GPT-2's 768 x 2304 ran as fast in place
+// (bench/matmul_bench BM_ConstantWeightsLayout). Products of many rows on
+// such weights repack them block by block of columns into a cache-sized
+// scratch copy in oneDNN's layout, each block read from memory once.
+bool ReadSlowlyInPlace(int64_t k, int64_t n) {
+  const int64_t row_bytes = n * static_cast<int64_t>(sizeof(float));
+  return std::gcd(row_bytes, int64_t{4096}) >= 2048 || k * row_bytes > (int64_t{8} << 20);
 }
-// Rows of A from which reordering the weights per product pays for itself.
+// Rows of A from which repacking the weights per product pays for itself.
 constexpr int64_t kRepackMinRows = 32;
+// Bytes of one repacked block of columns: a few MiB, in the caches (at 1 MiB,
+// 128 columns at K = 2048, oneDNN ran the narrow products markedly slower).
+constexpr int64_t kRepackBlockBytes = int64_t{4} << 20;
+constexpr int64_t kRepackColumnStep = 64;
 
 }  // namespace
 
@@ -159,10 +167,18 @@ struct OneDnnConstantMatMul::Impl {
   std::vector<float> bias;   // empty when there is none
   std::optional<PanelLayout> panels;  // the weights' layout, when the panel GEMV reads it
   mutable LruCache<std::pair<int64_t, int>, Primitive> primitives{kPrimitivesPerWeight};
-  // In-place weights whose rows oneDNN reads slowly where they are: the
-  // blocked layout they are reordered into for each product of many rows.
-  std::optional<memory::desc> repacked_md;
-  mutable LruCache<std::pair<int64_t, int>, Primitive> repacked_primitives{kPrimitivesPerWeight};
+  // In-place weights oneDNN reads slowly where they are: products of many
+  // rows repack them block_cols columns at a time (ReadSlowlyInPlace).
+  int64_t block_cols = 0;  // 0: never repacked
+  struct Block {
+    memory::desc packed_md;  // the block in oneDNN's layout
+    PanelLayout layout;      // the same, as column panels
+    bool padded = false;     // whether the layout holds rows past K or columns past the block
+  };
+  // Per block width (the full one and the last block's).
+  mutable absl::Mutex blocks_mutex;
+  mutable std::unordered_map<int64_t, std::shared_ptr<const Block>> blocks ABSL_GUARDED_BY(blocks_mutex);
+  mutable LruCache<std::vector<int64_t>, Primitive> block_primitives{kPrimitivesPerWeight};
 
   memory::desc SrcDesc(int64_t m) const { return memory::desc({m, k}, memory::data_type::f32, memory::format_tag::ab); }
   memory::desc DstDesc(int64_t m) const { return memory::desc({m, n}, memory::data_type::f32, memory::format_tag::ab); }
@@ -174,13 +190,97 @@ struct OneDnnConstantMatMul::Impl {
     return dnnl::matmul::primitive_desc(desc, UserScratchpadAttr(), CpuEngine());
   }
 
-  absl::StatusOr<std::shared_ptr<const Primitive>> Get(int64_t m, bool repacked) const {
-    return (repacked ? repacked_primitives : primitives)
-        .GetOrCreate(std::pair<int64_t, int>(m, CurrentTeamSize()),
-                     [&]() -> absl::StatusOr<std::shared_ptr<const Primitive>> {
-                       auto pd = MakePd(m, repacked ? *repacked_md : weights_md);
-                       return std::make_shared<const Primitive>(Primitive{dnnl::matmul(pd), pd.scratchpad_desc()});
-                     });
+  absl::StatusOr<std::shared_ptr<const Primitive>> Get(int64_t m) const {
+    return primitives.GetOrCreate(std::pair<int64_t, int>(m, CurrentTeamSize()),
+                                  [&]() -> absl::StatusOr<std::shared_ptr<const Primitive>> {
+                                    auto pd = MakePd(m, weights_md);
+                                    return std::make_shared<const Primitive>(
+                                        Primitive{dnnl::matmul(pd), pd.scratchpad_desc()});
+                                  });
+  }
+
+  // The block of `cols` columns: its layout, or null when oneDNN's is not
+  // column panels (the weights are then read in place).
+  std::shared_ptr<const Block> BlockOf(int64_t cols) const {
+    absl::MutexLock lock(&blocks_mutex);
+    auto [it, inserted] = blocks.try_emplace(cols);
+    if (inserted) {
+      const memory::desc any({k, cols}, memory::data_type::f32, memory::format_tag::any);
+      const memory::desc src({kLayoutProbeRows, k}, memory::data_type::f32, memory::format_tag::ab);
+      const memory::desc dst({kLayoutProbeRows, cols}, memory::data_type::f32, memory::format_tag::ab);
+      const memory::desc packed =
+          dnnl::matmul::primitive_desc(dnnl::matmul::desc(src, any, dst), CpuEngine()).weights_desc();
+      if (std::optional<PanelLayout> layout = PanelsOf(packed, k, cols)) {
+        const bool padded = k % layout->block_rows != 0 || cols % layout->panel_cols != 0 ||
+                            layout->block_stride != layout->block_rows * layout->panel_cols;
+        it->second = std::make_shared<const Block>(Block{packed, *layout, padded});
+      }
+    }
+    return it->second;
+  }
+
+  // The product of m rows with one block of `cols` columns, into a dense
+  // m x cols block (oneDNN 2.6's blocked kernels take no row stride for C:
+  // with one it ran its reference loop).
+  absl::StatusOr<std::shared_ptr<const Primitive>> BlockPrimitive(int64_t m, const Block& block, int64_t cols) const {
+    return block_primitives.GetOrCreate(
+        std::vector<int64_t>{m, cols, CurrentTeamSize()}, [&]() -> absl::StatusOr<std::shared_ptr<const Primitive>> {
+          const memory::desc dst({m, cols}, memory::data_type::f32, memory::format_tag::ab);
+          const memory::desc bias_md({1, cols}, memory::data_type::f32, memory::format_tag::ab);
+          const dnnl::matmul::desc desc = bias.empty() ? dnnl::matmul::desc(SrcDesc(m), block.packed_md, dst)
+                                                       : dnnl::matmul::desc(SrcDesc(m), block.packed_md, bias_md, dst);
+          dnnl::matmul::primitive_desc pd(desc, UserScratchpadAttr(), CpuEngine());
+          return std::make_shared<const Primitive>(Primitive{dnnl::matmul(pd), pd.scratchpad_desc()});
+        });
+  }
+
+  // c = a · B (+ bias) for in-place B, repacking it a block of columns at a
+  // time into one scratch buffer; false when oneDNN's layout is not panels.
+  bool RunRepacked(const float* a, int64_t m, float* c) const {
+    const dnnl::engine& engine = CpuEngine();
+    const float* plain = static_cast<const float*>(weights.get_data_handle());
+    const std::shared_ptr<const Block> full = BlockOf(std::min(block_cols, n));
+    if (full == nullptr) return false;
+    PooledBuffer scratch(full->packed_md.get_size());
+    PooledBuffer product(sizeof(float) * m * std::min(block_cols, n));
+    if (scratch.data() == nullptr || product.data() == nullptr)
+      throw dnnl::error(dnnl_out_of_memory, "repacked weights");
+    float* block_c = static_cast<float*>(product.data());
+    for (int64_t j = 0; j < n; j += block_cols) {
+      const int64_t cols = std::min(block_cols, n - j);
+      const std::shared_ptr<const Block> block = cols == block_cols ? full : BlockOf(cols);
+      if (block == nullptr) return false;
+      Repack(*block, plain + j, static_cast<float*>(scratch.data()));
+      absl::StatusOr<std::shared_ptr<const Primitive>> p = BlockPrimitive(m, *block, cols);
+      if (!p.ok()) throw dnnl::error(dnnl_runtime_error, "block product");
+      std::unordered_map<int, memory> args{
+          {DNNL_ARG_SRC, memory(SrcDesc(m), engine, const_cast<float*>(a))},
+          {DNNL_ARG_WEIGHTS, memory(block->packed_md, engine, scratch.data())},
+          {DNNL_ARG_DST, memory(memory::desc({m, cols}, memory::data_type::f32, memory::format_tag::ab), engine,
+                                block_c)}};
+      if (!bias.empty())
+        args.emplace(DNNL_ARG_BIAS, memory(memory::desc({1, cols}, memory::data_type::f32, memory::format_tag::ab),
+                                           engine, const_cast<float*>(bias.data() + j)));
+      Execute(**p, args);
+      for (int64_t r = 0; r < m; ++r) std::memcpy(c + r * n + j, block_c + r * cols, sizeof(float) * cols);
+    }
+    return true;
+  }
+
+  // Copies the block of B starting at `source` (rows n floats apart) into
+  // `packed` laid out as block.layout, row by row so that B streams in
+  // address order; padding is zero, as oneDNN's layout requires.
+  void Repack(const Block& block, const float* source, float* packed) const {
+    const PanelLayout& l = block.layout;
+    if (block.padded) std::memset(packed, 0, block.packed_md.get_size());
+    for (int64_t kk = 0; kk < k; ++kk) {
+      const float* row = source + kk * n;
+      float* out = packed + (kk / l.block_rows) * l.block_stride + (kk % l.block_rows) * l.panel_cols;
+      for (int64_t p = 0; p < l.panels(); ++p) {
+        const int64_t c0 = p * l.panel_cols;
+        std::memcpy(out + p * l.panel_stride, row + c0, sizeof(float) * std::min(l.panel_cols, l.n - c0));
+      }
+    }
   }
 };
 
@@ -202,10 +302,9 @@ absl::StatusOr<std::unique_ptr<OneDnnConstantMatMul>> OneDnnConstantMatMul::Crea
       impl->in_place = true;
       impl->weights_md = memory::desc({k, n}, memory::data_type::f32, memory::format_tag::ab);
       impl->weights = memory(impl->weights_md, CpuEngine(), const_cast<float*>(b));
-      if (RowsCrowdL1Sets(n)) {
-        const memory::desc any({k, n}, memory::data_type::f32, memory::format_tag::any);
-        memory::desc preferred = impl->MakePd(kLayoutProbeRows, any).weights_desc();
-        if (preferred != impl->weights_md) impl->repacked_md = preferred;
+      if (ReadSlowlyInPlace(k, n)) {
+        const int64_t per_block = kRepackBlockBytes / (k * static_cast<int64_t>(sizeof(float)));
+        impl->block_cols = std::max(kRepackColumnStep, per_block / kRepackColumnStep * kRepackColumnStep);
       }
       return std::unique_ptr<OneDnnConstantMatMul>(new OneDnnConstantMatMul(std::move(impl)));
     }
@@ -247,21 +346,12 @@ absl::Status OneDnnConstantMatMul::Run(const float* a, int64_t m, float* c, int 
   }
   OmpTeamScope team(threads);
   try {
-    const bool repack = impl_->repacked_md.has_value() && m >= kRepackMinRows;
-    ASSIGN_OR_RETURN(std::shared_ptr<const Primitive> p, impl_->Get(m, repack));
+    if (impl_->block_cols > 0 && m >= kRepackMinRows && impl_->RunRepacked(a, m, c)) return absl::OkStatus();
+    ASSIGN_OR_RETURN(std::shared_ptr<const Primitive> p, impl_->Get(m));
     const dnnl::engine& engine = CpuEngine();
-    memory weights = impl_->weights;
-    PooledBuffer repacked(repack ? impl_->repacked_md->get_size() : 1);
-    if (repack) {
-      if (repacked.data() == nullptr) throw dnnl::error(dnnl_out_of_memory, "repacked weights");
-      weights = memory(*impl_->repacked_md, engine, repacked.data());
-      dnnl::stream stream(engine);
-      dnnl::reorder(impl_->weights, weights).execute(stream, impl_->weights, weights);
-      stream.wait();
-    }
     std::unordered_map<int, memory> args{
         {DNNL_ARG_SRC, memory(impl_->SrcDesc(m), engine, const_cast<float*>(a))},
-        {DNNL_ARG_WEIGHTS, weights},
+        {DNNL_ARG_WEIGHTS, impl_->weights},
         {DNNL_ARG_DST, memory(impl_->DstDesc(m), engine, c)}};
     if (!impl_->bias.empty())
       args.emplace(DNNL_ARG_BIAS, memory(impl_->BiasDesc(), engine, const_cast<float*>(impl_->bias.data())));

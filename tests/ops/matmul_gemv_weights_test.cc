@@ -181,10 +181,11 @@ TEST(GemvPanels, PackedOneDnnWeightsAgreeAcrossRowCounts) {
 
 TEST(OneDnnConstantMatMul, InPlaceWeightsWhoseRowsCrowdL1SetsAreReorderedForManyRows) {
   // N = 1024 and 3072 floats put rows a multiple of 4 KiB apart, 1536 a
-  // multiple of 2 KiB: products of 32 rows and more read a reordered copy,
-  // fewer read the weights in place (as 2304 always does), and both give the
-  // reference product.
-  for (auto [k, n] : {std::pair<int64_t, int64_t>{40, 1024}, {17, 3072}, {9, 1536}, {33, 2304}}) {
+  // multiple of 2 KiB, and 2048 x 1630 is beyond the caches (repacked in
+  // blocks of 512 columns, the last of 94 in a padded panel): products of 32
+  // rows and more read a repacked copy, fewer read the weights in place (as
+  // 33 x 2304 always does), and both give the reference product.
+  for (auto [k, n] : {std::pair<int64_t, int64_t>{40, 1024}, {17, 3072}, {9, 1536}, {33, 2304}, {2048, 1630}}) {
     std::vector<float> w(k * n), bias(n);
     for (int64_t i = 0; i < k * n; ++i) w[i] = Value(i, 12);
     for (int64_t j = 0; j < n; ++j) bias[j] = Value(j, 13);
@@ -195,13 +196,14 @@ TEST(OneDnnConstantMatMul, InPlaceWeightsWhoseRowsCrowdL1SetsAreReorderedForMany
     ASSERT_TRUE(weights.ok()) << weights.status();
     ASSERT_TRUE((*weights)->in_place());
     for (int64_t m : {5, 31, 32, 70}) {
+      if (k * n > 1000000 && m != 32) continue;  // the large case once, above the threshold
       std::vector<float> a(m * k), c(m * n, NAN);
       for (int64_t i = 0; i < m * k; ++i) a[i] = Value(i, 14);
       ASSERT_TRUE((*weights)->Run(a.data(), m, c.data(), 2).ok());
       for (int64_t i = 0; i < m * n; ++i) {
         double want = bias[i % n];
         for (int64_t p = 0; p < k; ++p) want += static_cast<double>(a[(i / n) * k + p]) * w[p * n + i % n];
-        ASSERT_NEAR(c[i], want, 1e-4) << "k " << k << " n " << n << " m " << m << " at " << i;
+        ASSERT_NEAR(c[i], want, 1e-4 * (1.0 + std::sqrt(static_cast<double>(k)))) << "k " << k << " n " << n << " m " << m << " at " << i;
       }
     }
   }
