@@ -27,6 +27,12 @@ constexpr Named<KeyPaddingValues> kKeyPaddingNames[] = {
     {KeyPaddingValues::kNonzero, "nonzero"},
 };
 
+constexpr Named<KeyPaddingLength> kKeyPaddingLengthNames[] = {
+    {KeyPaddingLength::kKeys, "keys"},
+    {KeyPaddingLength::kBroadcast, "broadcast"},
+    {KeyPaddingLength::kBroadcastViewed, "broadcast_viewed"},
+};
+
 constexpr Named<MaskKind> kMaskKindNames[] = {
     {MaskKind::kNone, "none"},
     {MaskKind::kCausal, "causal"},
@@ -59,6 +65,7 @@ absl::StatusOr<E> ValueOf(const Named<E> (&table)[N], std::string_view what, std
 
 const char* ToString(MaskedRows rows) { return NameOf(kMaskedRowsNames, rows); }
 const char* ToString(KeyPaddingValues values) { return NameOf(kKeyPaddingNames, values); }
+const char* ToString(KeyPaddingLength length) { return NameOf(kKeyPaddingLengthNames, length); }
 const char* ToString(MaskKind kind) { return NameOf(kMaskKindNames, kind); }
 
 absl::StatusOr<MaskedRows> ParseMaskedRows(std::string_view name) {
@@ -66,6 +73,9 @@ absl::StatusOr<MaskedRows> ParseMaskedRows(std::string_view name) {
 }
 absl::StatusOr<KeyPaddingValues> ParseKeyPaddingValues(std::string_view name) {
   return ValueOf(kKeyPaddingNames, kKeyPadding, name);
+}
+absl::StatusOr<KeyPaddingLength> ParseKeyPaddingLength(std::string_view name) {
+  return ValueOf(kKeyPaddingLengthNames, kKeyPaddingLength, name);
 }
 std::string ToStringWithBias(MaskKind kind) {
   if (kind == MaskKind::kNone) return "bias";

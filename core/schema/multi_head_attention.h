@@ -34,6 +34,7 @@ inline constexpr char kHiddenFills[] = "hidden_fills";  // 3 floats: the scores 
 // replacing it (the fill alone), in rows with no visible key.
 inline constexpr char kHiddenFillsAddScores[] = "hidden_fills_add_scores";
 inline constexpr char kKeyPadding[] = "key_padding";    // a KeyPaddingValues name (default "binary")
+inline constexpr char kKeyPaddingLength[] = "key_padding_length";  // a KeyPaddingLength name (default "keys")
 // 2 flags [causal/window part, attn_mask or key padding], default [1, 1]: 1
 // when that part adds to a hidden key's score (a NaN or +inf score there
 // still makes its row NaN), 0 when it replaces the score (Where).
@@ -57,7 +58,7 @@ inline constexpr int64_t kBiasIntoMask = 2;
 /// Every attribute the op has; any other is refused.
 inline constexpr std::string_view kAttributes[] = {kNumHeads,   kKvNumHeads, kScale,      kCausal,
                                                    kWindow,     kSoftcap,    kMaskedRows, kHiddenFills,
-                                                   kKeyPadding, kHiddenNonFinite, kNanGuard,
+                                                   kKeyPadding, kKeyPaddingLength, kHiddenNonFinite, kNanGuard,
                                                    kHiddenFillsAddScores, kScoreLimit, kPositionBias};
 
 /// Input slots; an absent optional input is an empty name (or a shorter list).
@@ -100,6 +101,20 @@ enum class KeyPaddingValues {
   kNonzero,  // "nonzero": 0 pads, any other value shows
 };
 
+/// Which lengths of the key padding input's last dim (L, against the S keys
+/// past + new) the op takes, as the subgraph it replaces does: the
+/// key_padding_length attribute.
+enum class KeyPaddingLength {
+  kKeys,       // "keys": L == S, one entry per key; any other L is refused
+  kBroadcast,  // "broadcast": as ONNX broadcasts the padding into the scores:
+               // L == S per key, L == 1 one entry for every key; any other L is refused
+  // "broadcast_viewed": as kBroadcast, and the subgraph then views the masked
+  // scores back to S keys: with S == 1 a longer L broadcasts the scores to L
+  // keys, which that view refuses unless they are empty (no batch or no query
+  // row), where it takes any L.
+  kBroadcastViewed,
+};
+
 /// How a fused op masks its keys, as the fusion report describes it (not an
 /// attribute: it follows from causal, window and which inputs are given).
 enum class MaskKind {
@@ -115,6 +130,7 @@ enum class MaskKind {
 /// The name a value is written as (a C string: Debian's Abseil takes no std::string_view in StrCat).
 const char* ToString(MaskedRows rows);
 const char* ToString(KeyPaddingValues values);
+const char* ToString(KeyPaddingLength length);
 const char* ToString(MaskKind kind);
 /// The report's mask name of a kind with a position bias added to the scores
 /// as well: "bias" for none, else the kind's name + "+bias" ("causal+padding+bias").
@@ -126,6 +142,7 @@ inline constexpr char kBiasSuffix[] = "+bias";
 /// The value a name stands for; InvalidArgument naming every allowed value otherwise.
 absl::StatusOr<MaskedRows> ParseMaskedRows(std::string_view name);
 absl::StatusOr<KeyPaddingValues> ParseKeyPaddingValues(std::string_view name);
+absl::StatusOr<KeyPaddingLength> ParseKeyPaddingLength(std::string_view name);
 /// Also reads the names ToStringWithBias gives, as the kind without the bias.
 absl::StatusOr<MaskKind> ParseMaskKind(std::string_view name);
 

@@ -18,7 +18,12 @@ std::optional<SymbolicShape> MergeShapes(const std::optional<SymbolicShape>& cur
     const Dim& now = merged[i];
     const Dim& found = (*inferred)[i];
     if (now.is_known()) continue;
-    if (found.is_known() || now.is_unknown() || (IsFreshSymbol(now) && found.is_symbol() && !IsFreshSymbol(found)))
+    // A symbol the model declares for a value a node computes (a graph
+    // output's or value_info's dim_param) is a claim nothing checks at run
+    // time: a dim inferred from the inputs wins over it. Exporters name a
+    // present KV cache "total_seq" like the attention_mask input's length,
+    // which a run may set apart.
+    if (found.is_known() || now.is_unknown() || (found.is_symbol() && !IsFreshSymbol(found)))
       merged[i] = found;
   }
   return merged;

@@ -30,8 +30,10 @@ class ShapeAnalysis {
 bool IsFreshSymbol(const Dim& dim);
 
 /// Combines a value's current shape with an inferred one, dim by dim: a
-/// number beats a symbol, a symbol beats unknown, a named symbol beats a
-/// fresh one; otherwise the current dim stays. A rank conflict keeps `current`.
+/// number beats a symbol, a symbol beats unknown, an inferred named symbol
+/// beats the current symbol (a declared one is an unchecked claim), a named
+/// symbol beats a fresh one; otherwise the current dim stays. A rank conflict
+/// keeps `current`.
 std::optional<SymbolicShape> MergeShapes(const std::optional<SymbolicShape>& current,
                                          const std::optional<SymbolicShape>& inferred);
 

@@ -30,7 +30,15 @@
 //     of the 4-D scores and is never dropped.
 // Every dim is proven by the symbolic shapes: (B, H) of each merge equals the
 // split's, dim by dim (a merge of (H, B) against a split into (B, H) is left
-// alone, and the fusion report says so; so is anything with an unknown dim).
+// alone, and the fusion report says so; so is anything with an unknown dim),
+// with one exception: a merge of (B, H, x, X) to (B*H, x, y) whose last dim X
+// is not proven y (OPT's masked scores with a KV cache: the causal part's
+// key length past + seq broadcast against the attention_mask's own length)
+// becomes a Reshape of the 4-D value to (B, H, x, y): its first three dims
+// copied, the merge's y. That view makes the check the merge made
+// (B*H*x*X elements where B*H*x*y are wanted) and keeps every element where
+// it was, whatever X is at run time, empty tensors included; the attention
+// fusion reads it as a mask step.
 // Every value inside a region, the merged ones included, is read by the region
 // alone and is no graph output; otherwise the graph is left as it is. The split's output keeps its name when
 // it is a graph output (it becomes an Identity of the 4-D result).
@@ -82,11 +90,15 @@ class RegionPlan {
     Node* p = v->producer();
     if (p == nullptr || !p->domain().empty() || p->num_outputs() < 1 || p->output(0) != v) return false;
     if (IsMerge(*p, *shape)) {
-      leaves_[v] = Leaf{p->input(0), -1};
+      leaves_[v] = Leaf{p->input(0), -1, nullptr};
+      return true;
+    }
+    if (IsMergeOfAnotherLength(*p, *shape)) {
+      leaves_[v] = Leaf{p->input(0), -1, p};
       return true;
     }
     if (int axis = RowMergeAxis(*p, *shape); axis >= 0) {
-      leaves_[v] = Leaf{p->input(0), axis};
+      leaves_[v] = Leaf{p->input(0), axis, nullptr};
       return true;
     }
     NoteOtherOrder(*p, *shape);
@@ -137,10 +149,13 @@ class RegionPlan {
   // view(H, B, ...) in a library's code looks like).
   const std::string& other_order() const { return other_order_; }
   // A merged value's 4-D form: `input` itself, or Unsqueeze(input, axis) of a
-  // rank-3 (B, H, y) merged to (B*H, 1, y) (axis 2) or (B*H, y, 1) (axis 3).
+  // rank-3 (B, H, y) merged to (B*H, 1, y) (axis 2) or (B*H, y, 1) (axis 3),
+  // or (with `view_of`, the merge) `input` viewed to (B, H, x, y) where its
+  // last dim is not proven y.
   struct Leaf {
     Value* input;
     int unsqueeze_axis;
+    const Node* view_of;
   };
   const std::unordered_map<Value*, Leaf>& leaves() const { return leaves_; }
 
@@ -156,6 +171,17 @@ class RegionPlan {
     const SymbolicShape* in = ShapeOfRank(merge.input(0), 4);
     return in != nullptr && (*in)[0] == heads_.batch && (*in)[1] == heads_.heads && (*in)[2] == shape[1] &&
            (*in)[3] == shape[2];
+  }
+
+  // As IsMerge, with the input's last dim not proven the merge's: (B, H, x, X)
+  // to (B*H, x, y), the target read at run time (three dims: the merge's rank).
+  bool IsMergeOfAnotherLength(const Node& merge, const SymbolicShape& shape) const {
+    if (merge.op_type() != "Reshape" || merge.num_inputs() != 2 || merge.input(1) == nullptr) return false;
+    const SymbolicShape* in = ShapeOfRank(merge.input(0), 4);
+    const SymbolicShape* target = ShapeOfRank(merge.input(1), 1);
+    return in != nullptr && target != nullptr && (*target)[0].is_known() && (*target)[0].value() == 3 &&
+           merge.input(1)->type() == ElementType::kInt64 && (*in)[0] == heads_.batch && (*in)[1] == heads_.heads &&
+           (*in)[2] == shape[1] && !shape[2].is_unknown() && !((*in)[3] == shape[2]);
   }
 
   // BLOOM's ALiBi bias: slopes (H, 1) times positions (B, 1, S) give (B, H, S),
@@ -283,11 +309,37 @@ class UnmergeHeadsPass final : public Pass {
     return out;
   }
 
+  // Reshape(input, [0, 0, 0, target[2]]): the merge's view to y keys on the
+  // 4-D value, its first three dims copied (allowzero 0), so that the view
+  // follows whatever leading dims the value has (the mask proof evaluates it
+  // on scores whose leading dims are 1). Like the shape rules, it reads the
+  // target's y as the dim it holds.
+  static Value* Viewed(Graph& graph, const RegionPlan::Leaf& leaf, const Value& merged) {
+    const std::string base = merged.name() + "/unmerged_view";
+    const SymbolicShape& in = *leaf.input->shape();
+    Value* at = graph.AddConstant(base + "_key_index", Int64Vector({2}));
+    Value* keys = graph.AddValue(base + "_keys", ElementType::kInt64, SymbolicShape{Dim::Known(1)});
+    Attributes gather;
+    gather.Set("axis", int64_t{0});
+    graph.AddNode("Gather", "", graph.UniqueName(base + "_keys"), {leaf.view_of->input(1), at}, {keys},
+                  std::move(gather));
+    Value* copies = graph.AddConstant(base + "_copies", Int64Vector({0, 0, 0}));
+    Value* target = graph.AddValue(base + "_target", ElementType::kInt64, SymbolicShape{Dim::Known(4)});
+    Attributes concat;
+    concat.Set("axis", int64_t{0});
+    graph.AddNode("Concat", "", graph.UniqueName(base + "_target"), {copies, keys}, {target}, std::move(concat));
+    Value* out = graph.AddValue(base, merged.type(), SymbolicShape{in[0], in[1], in[2], (*merged.shape())[2]});
+    graph.AddNode("Reshape", "", graph.UniqueName(base), {leaf.input, target}, {out});
+    return out;
+  }
+
   // Adds the 4-D ops of the region; returns the 4-D form of `root`.
   static Value* Build(Graph& graph, const RegionPlan& plan, const Heads& heads, Value* root) {
     std::unordered_map<Value*, Value*> lifted;
     for (const auto& [merged, leaf] : plan.leaves())
-      lifted[merged] = leaf.unsqueeze_axis < 0 ? leaf.input : Unsqueezed(graph, leaf, *merged);
+      lifted[merged] = leaf.view_of != nullptr ? Viewed(graph, leaf, *merged)
+                       : leaf.unsqueeze_axis < 0   ? leaf.input
+                                                   : Unsqueezed(graph, leaf, *merged);
     for (const Step& step : plan.steps()) {
       Node* n = step.node;
       Value* v = n->output(0);

@@ -154,6 +154,14 @@ POS_PREFILL_AXES = dict(PREFILL_AXES, position_ids={0: "batch", 1: "seq"})
 POS_DECODE_AXES = dict(DECODE_AXES, position_ids={0: "batch", 1: "seq"})
 BLOCKS = [block("causal+padding", HEADS, HEAD_DIM) for _ in range(LAYERS)]
 LLAMA_BLOCKS = [block("causal+padding", HEADS, LLAMA_HEAD_DIM, LLAMA_KV_HEADS) for _ in range(LAYERS)]
+# With a cache, _update_causal_mask sizes its causal part by attention_mask.shape[-1] (total_seq, a
+# symbol of its own beside the cache's past_seq + seq): an attention_mask of one key gives a (T, 1)
+# mask that the scores broadcast to every key, causal part included. That is neither causal + padding
+# nor a refusal, so these blocks fuse with the mask as an explicit input.
+LLAMA_DECODE_BLOCKS = [block("explicit", HEADS, LLAMA_HEAD_DIM, LLAMA_KV_HEADS) for _ in range(LAYERS)]
+LLAMA_DECODE_NOTE = (" Fused with the mask as an explicit input: _update_causal_mask takes its key count from "
+                     "attention_mask (total_seq), so an attention_mask of one key broadcasts the whole mask's "
+                     "first column, causal part included, to every key.")
 
 SPECS = [
     ModelSpec(name="hf_gpt2_prefill",
@@ -248,5 +256,8 @@ SPECS += [
     variant("hf_llama_prefill", "op14", "Exported at opset 14 (the lowest with Trilu, which torch.triu needs).",
             opset=14),
     variant("hf_llama_decode", "static", "Exported without dynamic axes: every shape is the sample's, so constant "
-            "folding turns the causal part of the mask into a constant buffer holding finfo.min.", dynamic_axes={}),
+            "folding turns the causal part of the mask into a constant buffer holding finfo.min; with one key "
+            "count, the blocks fuse as causal + padding.", dynamic_axes={}),
 ]
+SPECS = [dataclasses.replace(s, description=s.description + LLAMA_DECODE_NOTE, attention_blocks=LLAMA_DECODE_BLOCKS)
+         if s.name in ("hf_llama_decode", "hf_qwen3_decode") else s for s in SPECS]

@@ -68,11 +68,34 @@ def opt_decode_inputs(module, rng):
             "past_value": normal(rng, 2, HEADS, PAST, HEAD_DIM)}
 
 
-def cache_axes():
-    return {"hidden_states": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "total_seq"},
-            "past_key": {0: "batch", 2: "past_seq"}, "past_value": {0: "batch", 2: "past_seq"},
-            "y": {0: "batch", 1: "seq"}, "present_key": {0: "batch", 2: "total_seq"},
-            "present_value": {0: "batch", 2: "total_seq"}}
+def cache_axes(suffixes=("",)):
+    axes = {"hidden_states": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "total_seq"},
+            "y": {0: "batch", 1: "seq"}}
+    for x in suffixes:
+        axes.update({f"past_key{x}": {0: "batch", 2: "past_seq"}, f"past_value{x}": {0: "batch", 2: "past_seq"},
+                     f"present_key{x}": {0: "batch", 2: "total_seq"},
+                     f"present_value{x}": {0: "batch", 2: "total_seq"}})
+    return axes
+
+
+LAYER_SUFFIXES = ("_0", "_1")
+
+
+def opt_decode_layers_inputs(module, rng):
+    inputs = {"hidden_states": normal(rng, 2, NEW, D_MODEL), "attention_mask": padded(PAST + NEW, 2, True)}
+    for x in LAYER_SUFFIXES:
+        inputs[f"past_key{x}"] = normal(rng, 2, HEADS, PAST, HEAD_DIM)
+        inputs[f"past_value{x}"] = normal(rng, 2, HEADS, PAST, HEAD_DIM)
+    return inputs
+
+
+DECODE_FUSES = ("The causal part's key length is past_seq + seq and the padding's is attention_mask's own "
+                "total_seq (as the presents are declared): their sum gives the masked 4-D scores an unknown "
+                "last dim, and unmerge_heads views them back to (B, 4, T, past_seq + seq) before the softmax, "
+                "which makes the check the view to (B*4, T, S) made. The mask proof evaluates that view with "
+                "the mask steps, with attention_mask of past_seq + seq keys and of 1 key (broadcast to every "
+                "key, as ONNX broadcasts it): fused as causal + padding with key_padding_length "
+                "broadcast_viewed.")
 
 
 def bart_encoder(name, opset, seed):
@@ -169,14 +192,23 @@ SPECS = [
                      f"concatenated on axis 2 to the new keys and values before the view to (B*4, -1, 16), "
                      f"returned as present_key, present_value; the causal part written with "
                      f"cat(zeros(T, past), mask). Sample T {NEW}, past {PAST}, attention_mask (2, "
-                     f"{PAST + NEW}) row 1 left-padded by 2. Not fused: the causal part's key length is past_seq + seq "
-                     f"and the padding's is attention_mask's total_seq, so the masked 4-D scores have an "
-                     f"unknown last dim, and the view back to (B*4, T, total_seq) is not proven a head merge "
-                     f"(it is one only when no dim is 0); unmerge_heads leaves the softmax and P.V 3-D."),
+                     f"{PAST + NEW}) row 1 left-padded by 2. {DECODE_FUSES}"),
         build=lambda: M.OPTSelfAttention(D_MODEL, HEADS, past=True), make_inputs=opt_decode_inputs,
         input_names=["hidden_states", "attention_mask", "past_key", "past_value"],
         output_names=["y", "present_key", "present_value"], dynamic_axes=cache_axes(),
-        attention_blocks=blocks("causal+padding"), expected_fusions=0, opset=17, seed=62),
+        attention_blocks=blocks("causal+padding"), expected_fusions=1, opset=17, seed=62),
+    ModelSpec(
+        name="merged_opt_decode_2layers",
+        description=(f"Two layers of merged_opt_decode behind one decoder mask, the second reading the "
+                     f"first's output, each with its legacy cache past_key_N, past_value_N (B, 4, past, 16) "
+                     f"and presents. Sample T {NEW}, past {PAST}, attention_mask (2, {PAST + NEW}) row 1 "
+                     f"left-padded by 2. {DECODE_FUSES}"),
+        build=lambda: M.OPTDecodeLayers(D_MODEL, HEADS, len(LAYER_SUFFIXES)), make_inputs=opt_decode_layers_inputs,
+        input_names=["hidden_states", "attention_mask"] + [f"past_{kv}{x}" for x in LAYER_SUFFIXES
+                                                           for kv in ("key", "value")],
+        output_names=["y"] + [f"present_{kv}{x}" for x in LAYER_SUFFIXES for kv in ("key", "value")],
+        dynamic_axes=cache_axes(LAYER_SUFFIXES), attention_blocks=blocks("causal+padding", "causal+padding"),
+        expected_fusions=2, opset=17, seed=70),
     bart_encoder("merged_bart_encoder", 17, 63),
     bart_encoder("merged_bart_encoder_op13", 13, 63),
     bart_decoder("merged_bart_decoder", 17, 64),

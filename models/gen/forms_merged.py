@@ -137,6 +137,27 @@ class OPTSelfAttention(nn.Module):
         return (y, k, v) if self.past else y
 
 
+class OPTDecodeLayers(nn.Module):
+    """`layers` OPT self-attentions with the legacy cache behind one decoder mask, each reading the
+    previous one's output (the decoder's layer loop without the norms and MLPs):
+    forward(hidden_states, attention_mask, past_key_0, past_value_0, ...) -> (y, present_key_0,
+    present_value_0, ...)."""
+
+    def __init__(self, embed_dim, num_heads, layers):
+        super().__init__()
+        self.layers = nn.ModuleList(BmmAttention(embed_dim, num_heads, clamp=True) for _ in range(layers))
+
+    def forward(self, hidden_states, attention_mask, *past):
+        mask = prepare_decoder_attention_mask(attention_mask, hidden_states.shape[:2], hidden_states.dtype,
+                                              past[0].shape[2])
+        presents = []
+        for n, layer in enumerate(self.layers):
+            hidden_states, (k, v) = layer(hidden_states, past_key_value=(past[2 * n], past[2 * n + 1]),
+                                          attention_mask=mask)
+            presents += [k, v]
+        return (hidden_states, *presents)
+
+
 class BartEncoderSelfAttention(nn.Module):
     """BartEncoderLayer's self-attention: `_expand_mask(attention_mask)`, no causal part."""
 

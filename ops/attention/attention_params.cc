@@ -117,6 +117,14 @@ absl::StatusOr<KeyPaddingValues> ParseKeyPaddingValues(const Attributes& attrs, 
   return values;
 }
 
+absl::StatusOr<KeyPaddingLength> ParseKeyPaddingLength(const Attributes& attrs, const char* op) {
+  ASSIGN_OR_RETURN(std::string v,
+                   attrs.GetString(mha::kKeyPaddingLength, std::string(ToString(KeyPaddingLength::kKeys))));
+  auto length = mha::ParseKeyPaddingLength(v);
+  if (!length.ok()) return absl::InvalidArgumentError(absl::StrCat(op, ": attribute ", length.status().message()));
+  return length;
+}
+
 absl::Status CheckArity(const KernelInfo& info, const char* op, int max_inputs, int max_outputs) {
   if (info.num_inputs() < 3) {
     return absl::InvalidArgumentError(absl::StrCat(op, ": needs inputs Q, K and V (got ", info.num_inputs(), ")"));
@@ -154,6 +162,7 @@ absl::StatusOr<AttentionParams> ParseMultiHeadAttentionParams(const KernelInfo& 
   ASSIGN_OR_RETURN(p.masked_rows, ParseMaskedRows(attrs, p.op_name));
   ASSIGN_OR_RETURN(p.hidden_fills, ParseHiddenFills(attrs, p.op_name));
   ASSIGN_OR_RETURN(p.key_padding_values, ParseKeyPaddingValues(attrs, p.op_name));
+  ASSIGN_OR_RETURN(p.key_padding_length, ParseKeyPaddingLength(attrs, p.op_name));
   ASSIGN_OR_RETURN(p.hidden_nonfinite, ParseHiddenNonFinite(attrs, p.op_name));
   ASSIGN_OR_RETURN(p.nan_rows_zeroed, Flag(attrs, p.op_name, mha::kNanGuard));
   ASSIGN_OR_RETURN(p.score_limit, attrs.GetFloat(mha::kScoreLimit, std::numeric_limits<float>::infinity()));

@@ -39,6 +39,8 @@ enum class ShortMaskKeys {
 /// What a key padding mask's entries may hold (the fusion's proof says
 /// which reading the replaced subgraph has): the fused op's key_padding.
 using mha::KeyPaddingValues;
+/// Which lengths of the key padding input the op takes: the fused op's key_padding_length.
+using mha::KeyPaddingLength;
 
 struct AttentionParams {
   const char* op_name = "attention";  // for error messages
@@ -79,6 +81,7 @@ struct AttentionParams {
   /// Whether input 6 is a key padding mask (MultiHeadAttention), and which
   /// of its values the fusion was proven for.
   KeyPaddingValues key_padding_values = KeyPaddingValues::kBinary;
+  KeyPaddingLength key_padding_length = KeyPaddingLength::kKeys;
 };
 
 /// Input and output positions, the same for both ops (MultiHeadAttention's

@@ -30,16 +30,46 @@ absl::StatusOr<std::vector<double>> EntriesOf(const Tensor& t, const char* op) {
   }
 }
 
+// How the mask's L entries per batch map onto the S keys: 1 reads entry j for
+// key j, 0 reads entry 0 for every key (L == 1 broadcast), -1 reads none (an
+// empty computation that the subgraph's view lets any L through).
+absl::StatusOr<int> KeyStride(const AttentionParams& p, const AttentionShapes& s, const Tensor& mask) {
+  const int64_t keys = s.total_kv_len;
+  if (mask.rank() != 2 || mask.shape()[0] != s.batch) {
+    return absl::InvalidArgumentError(absl::StrCat(p.op_name, ": the key padding mask must have shape [", s.batch, ", ",
+                                                   keys, "] (batch, keys with the past), got ", mask.DebugString()));
+  }
+  const int64_t length = mask.shape()[1];
+  if (length == keys) return 1;
+  const bool broadcasts = p.key_padding_length != KeyPaddingLength::kKeys;
+  if (broadcasts && length == 1) return 0;
+  if (p.key_padding_length == KeyPaddingLength::kBroadcastViewed && keys == 1 && s.batch * s.q_len == 0) return -1;
+  if (!broadcasts) {
+    return absl::InvalidArgumentError(absl::StrCat(p.op_name, ": the key padding mask must have shape [", s.batch, ", ",
+                                                   keys, "] (batch, keys with the past), got ", mask.DebugString()));
+  }
+  if (keys == 1)  // it broadcasts, but gives the scores `length` keys, which the subgraph refuses
+    return absl::InvalidArgumentError(absl::StrCat(p.op_name, ": the key padding mask has ", length, " keys (",
+                                                   mask.DebugString(), ") where the attention has 1 with the past: "
+                                                   "broadcast, it gives the scores ", length,
+                                                   " keys, which the replaced subgraph refuses (its length must be 1)"));
+  return absl::InvalidArgumentError(absl::StrCat(p.op_name, ": the key padding mask has ", length, " keys (",
+                                                 mask.DebugString(), "), which do not broadcast against the ", keys,
+                                                 " keys with the past: its length must be ", keys, " or 1"));
+}
+
 }  // namespace
 
 absl::StatusOr<KeyPadding> PrepareKeyPadding(const KernelContext& ctx, const AttentionParams& p,
                                              const AttentionShapes& s, const Tensor& mask) {
-  if (mask.rank() != 2 || mask.shape()[0] != s.batch || mask.shape()[1] != s.total_kv_len) {
-    return absl::InvalidArgumentError(absl::StrCat(p.op_name, ": the key padding mask must have shape [", s.batch, ", ",
-                                                   s.total_kv_len, "] (batch, keys with the past), got ",
-                                                   mask.DebugString()));
-  }
-  ASSIGN_OR_RETURN(const std::vector<double> entries, EntriesOf(mask, p.op_name));
+  ASSIGN_OR_RETURN(const int stride, KeyStride(p, s, mask));
+  ASSIGN_OR_RETURN(std::vector<double> given, EntriesOf(mask, p.op_name));
+  // The entries per key, as the subgraph broadcasts them (none read: every key shows).
+  std::vector<double> entries(static_cast<size_t>(s.batch * s.total_kv_len), 1.0);
+  const int64_t length = mask.shape()[1];
+  if (stride >= 0)
+    for (int64_t b = 0; b < s.batch; ++b)
+      for (int64_t j = 0; j < s.total_kv_len; ++j) entries[b * s.total_kv_len + j] = given[b * length + j * stride];
   KeyPadding kp;
   kp.visible.resize(entries.size());
   kp.valid_keys.assign(static_cast<size_t>(s.batch), 0);
@@ -53,7 +83,7 @@ absl::StatusOr<KeyPadding> PrepareKeyPadding(const KernelContext& ctx, const Att
       // binary reading refuses it like any other value.
       if (p.key_padding_values == KeyPaddingValues::kBinary && x != 0.0 && x != 1.0) {
         return absl::InvalidArgumentError(
-            absl::StrCat(p.op_name, ": the key padding mask holds ", x, " at [", b, ", ", j,
+            absl::StrCat(p.op_name, ": the key padding mask holds ", x, " at [", b, ", ", j * stride,
                          "]; this fused attention was proven for the values 0 and 1 only (run unfused for others)"));
       }
       const bool shows = x != 0.0;

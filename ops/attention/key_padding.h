@@ -23,9 +23,11 @@ struct KeyPadding {
   Tensor storage;                   // the bias rows
 };
 
-/// InvalidArgument naming the input when the mask is not [batch,
-/// total_kv_len] of a numeric or bool type, or (with
-/// KeyPaddingValues::kBinary) holds a value other than 0 and 1.
+/// InvalidArgument naming the input when the mask is not [batch, L] of a
+/// numeric or bool type with L as params.key_padding_length allows (L ==
+/// total_kv_len; with broadcasting also 1, whose one entry serves every key),
+/// or (with KeyPaddingValues::kBinary) holds a value other than 0 and 1. The
+/// result is per key whatever L was.
 absl::StatusOr<KeyPadding> PrepareKeyPadding(const KernelContext& ctx, const AttentionParams& params,
                                              const AttentionShapes& s, const Tensor& mask);
 

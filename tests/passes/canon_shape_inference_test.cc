@@ -281,6 +281,21 @@ TEST(CanonShapeInference, KeepsWhatTheImporterKnew) {
   EXPECT_EQ(ShapeOf(r), "[4, seq]");
 }
 
+// A symbol declared for a computed value (a present KV cache exported as
+// "total_seq", the attention_mask's name for its length) is a claim no run
+// checks: the dim inference proves from the inputs replaces it.
+TEST(CanonShapeInference, AnInferredDimWinsOverADeclaredSymbol) {
+  GraphBuilder b;
+  Value* past = b.Input("past", kF32, Dims({"batch", "past_seq", 16}));
+  Value* now = b.Input("now", kF32, Dims({"batch", "seq", 16}));
+  b.Input("attention_mask", ElementType::kInt64, Dims({"batch", "total_seq"}));
+  Value* present = b.Node("Concat", {past, now}, Attrs({{"axis", int64_t{1}}}));
+  present->set_shape(Dims({"batch", "total_seq", 16}));
+  b.Output(present);
+  Infer(b.graph());
+  EXPECT_EQ(ShapeOf(present), "[batch, past_seq+seq, 16]");
+}
+
 TEST(CanonShapeInference, InvalidNodesAreLeftAloneNotFatal) {
   GraphBuilder b;
   Value* x = b.Input("x", kF32, Dims({3, 4}));

@@ -282,5 +282,46 @@ TEST(CanonUnmergeHeads, ProvesEveryDimSymbolically) {
   EXPECT_FALSE(UnmergesSymbolic({Dims({"batch", "h", "seq", "seq"}), Dims({"batch", 4, "seq", "seq"})}));
 }
 
+// OPT with a KV cache: a padding of its own length L broadcast into the
+// 4-D scores of S keys leaves their last dim unknown. The merge back to
+// (B*H, T, S) becomes a view of the 4-D value to (B, H, T, S), which makes
+// the merge's check: the same outputs for L == S and L == 1, the same
+// failure for any other L.
+TEST(CanonUnmergeHeads, ViewsAMergeWhoseKeyCountIsNotProven) {
+  GraphBuilder b;
+  Value* q = b.Input("q", kF32, Dims({kB, kH, kT, kD}));
+  Value* k = b.Input("k", kF32, Dims({kB, kH, "kv", kD}));
+  Value* v = b.Input("v", kF32, Dims({kB, kH, "kv", kD}));
+  Value* mask = b.Input("mask", kF32, Dims({kB, 1, kT, "keys"}));
+  // The key count as torch writes it: k.size(2) into the views' targets.
+  Value* keys = b.Node("Gather", {b.Node("Shape", {k}), b.Constant("at", Int64s({2}))}, Attrs({{"axis", int64_t{0}}}));
+  auto view = [&](Value* x, std::vector<int64_t> leading) {
+    Value* target = b.Node("Concat", {b.Constant("leading", Int64s(leading)), keys}, Attrs({{"axis", int64_t{0}}}));
+    return b.Node("Reshape", {x, target});
+  };
+  Value* kt = b.Node("Transpose", {ReshapeTo(b, k, {kB * kH, -1, kD})}, Attrs({{"perm", std::vector<int64_t>{0, 2, 1}}}));
+  Value* s = b.Node("MatMul", {ReshapeTo(b, q, {kB * kH, kT, kD}), kt});
+  Value* masked = b.Node("Add", {view(s, {kB, kH, kT}), mask});
+  Value* p = b.Node("Softmax", {view(masked, {kB * kH, kT})}, Attrs({{"axis", int64_t{-1}}}));
+  b.Output(ReshapeTo(b, b.Node("MatMul", {p, ReshapeTo(b, v, {kB * kH, -1, kD})}), {kB, kH, kT, kD}));
+  auto graph = b.Build();
+  ASSERT_TRUE(RunPass(*MakeShapeInferencePass(), *graph).ok());
+  EXPECT_TRUE(masked->shape()->back().is_unknown());
+  auto original = graph->Clone();
+  auto changed = RunPass(*MakeUnmergeHeadsPass(), *graph);
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  EXPECT_TRUE(*changed);
+  EXPECT_EQ(BatchMergedMatMuls(*graph), 0);
+  for (int64_t keys : {kS, int64_t{1}, int64_t{3}}) {
+    const std::vector<Tensor> inputs = {PseudoRandom({kB, kH, kT, kD}, 1), PseudoRandom({kB, kH, kS, kD}, 2),
+                                        PseudoRandom({kB, kH, kS, kD}, 3), PseudoRandom({kB, 1, kT, keys}, 4)};
+    auto before = RunGraph(*original, DefaultKernelRegistry(), inputs);
+    auto after = RunGraph(*graph, DefaultKernelRegistry(), inputs);
+    ASSERT_EQ(before.ok(), keys != 3) << before.status();
+    ASSERT_EQ(after.ok(), before.ok()) << after.status();
+    if (before.ok()) EXPECT_LT(MaxAbsDifference((*before)[0], (*after)[0]), 1e-6) << keys << " keys";
+  }
+}
+
 }  // namespace
 }  // namespace attune::testing

@@ -67,6 +67,14 @@ Pattern MaskStage(MaskForm form, Pattern x) {
   return Op("Add").CaptureNode(c::kMaskNode).Commutative().Inputs({x, Capture(c::kMaskAdd)});
 }
 
+// A Reshape of the masked scores back to the scores' own shape: what
+// unmerge_heads leaves of a head merge whose input's key length is not proven
+// (a padding mask of another length broadcast into the scores). The rule
+// checks the shapes; the mask proof evaluates it with the mask steps.
+Pattern MaskView(Pattern masked) {
+  return Op("Reshape").CaptureNode(c::kMaskView).Inputs({std::move(masked), Any()});
+}
+
 Pattern SoftcapStage(Pattern x) {
   Pattern divided = Tidy(Op("Div").Inputs({std::move(x), pattern::ScalarConstant(c::kSoftcapDiv)}));
   return Op("Mul").Commutative().Inputs({Op("Tanh").Inputs({divided}), pattern::ScalarConstant(c::kSoftcapMul)});
@@ -155,7 +163,7 @@ Pattern AttentionPattern(const AttentionVariant& v) {
   if (v.mask_before_scale) s = Tidy(MaskStage(v.mask, s));
   if (v.scale == ScalePlace::kScores) s = FloatCasts(Scaled(s, c::kScale));
   if (v.softcap) s = Tidy(SoftcapStage(s));
-  if (!v.mask_before_scale && v.mask != MaskForm::kNone) s = Tidy(MaskStage(v.mask, s));
+  if (!v.mask_before_scale && v.mask != MaskForm::kNone) s = Tidy(pattern::Optional(Tidy(MaskStage(v.mask, s)), MaskView));
   Pattern softmax_input = FloatCasts(s);
   Pattern softmax = Op("Softmax").CaptureNode(c::kSoftmax).Inputs({softmax_input});
   return Op("MatMul").CaptureNode(c::kOutputMatMul).Inputs({Probabilities(softmax), Capture(c::kV)});

@@ -63,6 +63,7 @@ inline constexpr char kScale[] = "scale";        // prefix: scale_div / scale_mu
 inline constexpr char kQScale[] = "q_scale";     // prefix: on Q
 inline constexpr char kKScale[] = "k_scale";     // prefix: on K
 inline constexpr char kMaskNode[] = "mask_node";    // the (last) mask step
+inline constexpr char kMaskView[] = "mask_view";    // node: a Reshape of the masked scores to their own shape
 inline constexpr char kNanGuarded[] = "nan_guarded";  // value: p in a Where(IsNaN(p), 0, p) guard
 inline constexpr char kMaskChainIn[] = "mask_in";  // value: the scores the first mask step reads
 inline constexpr char kMaskBlocked[] = "mask_blocked";  // Where(cond, fill, scores): cond

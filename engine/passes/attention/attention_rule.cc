@@ -188,6 +188,7 @@ struct MaskDecision {
   /// The graph input whose zeros pad keys, and which of its values the proof covers.
   std::string key_padding;
   mha::KeyPaddingValues key_padding_values = mha::KeyPaddingValues::kBinary;
+  mha::KeyPaddingLength key_padding_length = mha::KeyPaddingLength::kKeys;
   /// With MaskedRows::kFills: the scores a row with no visible key gives its
   /// keys [hidden by the causal part only, by the padding only, by both], and
   /// which of them are added to the key's score rather than replace it.
@@ -197,6 +198,9 @@ struct MaskDecision {
   /// explicit mask or the padding] hides still reaches the softmax: an
   /// additive mask keeps it, Where replaces it (the fused op's hidden_nonfinite).
   std::array<bool, 2> hidden_nonfinite{true, true};
+  /// The graph inputs an explicit mask reads the values of (verify mode sizes
+  /// them as padding: one entry per key).
+  std::vector<std::string> inputs_read;
   /// A position bias added to the scores next to the masks (input 3 with
   /// position_bias = 1 or 2): the value it is.
   std::string bias;
@@ -220,6 +224,7 @@ MaskDecision FromChain(const ProvenMaskChain& proof) {
   d.kind = mha::WithKeyPadding(structural);
   d.key_padding = proof.key_padding->name();
   d.key_padding_values = proof.nonzero_shows ? mha::KeyPaddingValues::kNonzero : mha::KeyPaddingValues::kBinary;
+  d.key_padding_length = proof.padding_length;
   if (proof.hidden_rows) {
     // One value for every part a fully hidden row showed: the simpler
     // policies say the same (-inf everywhere: NaN; one finite fill: the mean of V).
@@ -248,10 +253,43 @@ MaskDecision FromChain(const ProvenMaskChain& proof) {
   return d;
 }
 
-// Whether the mask reads a graph input's values (not only shapes): a padding mask.
-bool ReadsInputValues(const Graph& graph, const Value* mask) {
+// The 2-D graph inputs whose values (not only shapes) the mask reads: a padding mask's.
+std::vector<std::string> InputsReadBy(const Graph& graph, const Value* mask) {
   auto cut = ShapeSubgraph::Cut(graph, mask, CutValues{{}, true});
-  return cut.ok() && !cut->value_sources().empty();
+  std::vector<std::string> names;
+  if (cut.ok())
+    for (const Value* v : cut->value_sources())
+      if (RankOf(v) == 2) names.push_back(v->name());
+  return names;
+}
+
+// What the softmax reads of the mask steps: the last step's output, or the
+// view of it back to the scores' shape (kMaskView) when the match has one.
+const Value* MaskedScores(const pattern::Match& m) {
+  const Node* view = m.node(c::kMaskView);
+  return view != nullptr ? view->output(0) : m.node(c::kMaskNode)->output(0);
+}
+
+// A view of the masked scores must give them the scores' own shape, and keep
+// every dim but the keys', so that it only checks their count: then it is a
+// relabelling the fused op needs not do, where it does not fail.
+std::optional<Reason> CheckMaskView(const pattern::Match& m, const Node& scores, int rank) {
+  const Node* view = m.node(c::kMaskView);
+  if (view == nullptr) return std::nullopt;
+  const Value* in = view->input(0);
+  const Value* out = view->output(0);
+  const Value* s = scores.output(0);
+  if (RankOf(in) != rank || RankOf(out) != rank || RankOf(s) != rank)
+    return Reason(absl::StrCat(view->Describe(), " views the masked scores to another rank"));
+  for (int d = 0; d < rank; ++d) {
+    const Dim& o = (*out->shape())[d];
+    const bool kept = d + 1 == rank || (*in->shape())[d] == o;
+    if (!kept || !(o == (*s->shape())[d]))
+      return Reason(absl::StrCat(view->Describe(), " views the masked scores ", SymbolicShapeToString(*in->shape()),
+                                 " as ", SymbolicShapeToString(*out->shape()), ", not as the scores' ",
+                                 SymbolicShapeToString(*s->shape())));
+  }
+  return std::nullopt;
 }
 
 // Proves the mask steps between the matched scores and the softmax as one
@@ -260,7 +298,7 @@ absl::StatusOr<ProvenMaskChain> ProveChain(const Graph& graph, const pattern::Ma
                                            const HeadOperand& k, const PassContext& ctx, MaskChainMemo* memo) {
   MaskChainRequest request;
   request.scores = m.value(c::kMaskChainIn);
-  request.masked = m.node(c::kMaskNode)->output(0);
+  request.masked = MaskedScores(m);
   request.rank = rank;
   const Value* s = scores.output(0);
   request.dims.q_len = DimOf(s, -2);
@@ -305,7 +343,7 @@ std::optional<MaskDecision> ProveWithPositionBias(const Graph& graph, const patt
     }
     MaskChainRequest request;
     request.scores = scores_in;
-    request.masked = masked;
+    request.masked = MaskedScores(m);
     request.bias = bias;
     request.rank = rank;
     request.dims.q_len = DimOf(s, -2);
@@ -346,7 +384,8 @@ std::variant<MaskDecision, Reason> DecideMask(const Graph& graph, const pattern:
                                               const PassContext& ctx, RewritePlan& plan, MaskChainMemo* memo) {
   MaskDecision d;
   if (v.mask == MaskForm::kNone) return d;
-  if (v.mask == MaskForm::kChain2 || v.mask == MaskForm::kChain3) {
+  // A view back to the scores' shape is a step of the chain the proof evaluates.
+  if (v.mask == MaskForm::kChain2 || v.mask == MaskForm::kChain3 || m.node(c::kMaskView) != nullptr) {
     if (ctx.evaluator == nullptr) return Reason("no subgraph evaluator to evaluate the mask with");
     auto chain = ProveChain(graph, m, scores, rank, k, ctx, memo);
     if (chain.ok()) return FromChain(*chain);
@@ -406,7 +445,8 @@ std::variant<MaskDecision, Reason> DecideMask(const Graph& graph, const pattern:
     why = std::string(proof.status().message());
     // A mask that reads an input's values (a padding mask): proven as a chain
     // with the scores, unless the scale comes after it (the fills would be scaled).
-    if (!v.mask_before_scale && ReadsInputValues(graph, request.mask)) {
+    d.inputs_read = InputsReadBy(graph, request.mask);
+    if (!v.mask_before_scale && !d.inputs_read.empty()) {
       auto chain = ProveChain(graph, m, scores, rank, k, ctx, memo);
       if (chain.ok()) return FromChain(*chain);
       why = std::string(chain.status().message());
@@ -489,6 +529,7 @@ std::variant<AttentionRewrite, std::string> CheckAttention(const Graph& graph, c
   if (auto why = CheckSoftmaxAxis(graph, *softmax, rank)) return *why;
   if (auto why = CheckMatMulBroadcast(*scores, rank, "Q", "K^T")) return *why;
   if (auto why = CheckMatMulBroadcast(*pv, rank, "the probabilities", "V")) return *why;
+  if (auto why = CheckMaskView(m, *scores, rank)) return *why;
   if (auto why = pattern::CheckInternalUses(m, pv)) return *why;
 
   auto scale_or = ScaleFactor(m, {c::kScale, c::kQScale, c::kKScale});
@@ -620,6 +661,12 @@ std::variant<AttentionRewrite, std::string> CheckAttention(const Graph& graph, c
     fused.attributes.Set(mha::kHiddenFillsAddScores, mask.hidden_fills_add_scores);
   if (!mask.key_padding.empty())
     fused.attributes.Set(mha::kKeyPadding, std::string(mha::ToString(mask.key_padding_values)));
+  // A padding input broadcast into the scores and then viewed back to their
+  // keys: the view takes any length where the scores are empty.
+  if (mask.key_padding_length == mha::KeyPaddingLength::kBroadcast && m.node(c::kMaskView) != nullptr)
+    mask.key_padding_length = mha::KeyPaddingLength::kBroadcastViewed;
+  if (!mask.key_padding.empty() && mask.key_padding_length != mha::KeyPaddingLength::kKeys)
+    fused.attributes.Set(mha::kKeyPaddingLength, std::string(mha::ToString(mask.key_padding_length)));
   if (!mask.hidden_nonfinite[0] || !mask.hidden_nonfinite[1])
     fused.attributes.Set(mha::kHiddenNonFinite,
                          std::vector<int64_t>{mask.hidden_nonfinite[0], mask.hidden_nonfinite[1]});
@@ -670,6 +717,8 @@ std::variant<AttentionRewrite, std::string> CheckAttention(const Graph& graph, c
   r.has_past = has_past;
   rw.not_causal_reason = mask.not_causal;
   if (!mask.key_padding.empty()) rw.verify_padding_inputs.push_back(mask.key_padding);
+  if (mask.kind == mha::MaskKind::kExplicit)
+    for (const std::string& in : mask.inputs_read) rw.verify_padding_inputs.push_back(in);
   // Beyond the largest constant; else (a buffer that long stops the unfused
   // graph) the whole buffer less verify's past; else beyond the window.
   if (mask.longest_constant > 0) {

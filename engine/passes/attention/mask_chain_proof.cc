@@ -424,6 +424,7 @@ absl::StatusOr<ProvenMaskChain> Prove(const MaskChainRequest& request, ShapeSubg
     Probe probe;
     int64_t kv, batch;
     DimBinding binding;
+    int64_t padding_keys = 0;  // the padding input's last dim: kv, or 1 where it is broadcast
   };
   std::vector<Sized> runnable;
   for (const Probe& p : sizes) {
@@ -446,7 +447,7 @@ absl::StatusOr<ProvenMaskChain> Prove(const MaskChainRequest& request, ShapeSubg
     }
     Probe actual = p;
     actual.past = *kv - p.t;
-    runnable.push_back({actual, *kv, batch, std::move(binding)});
+    runnable.push_back({actual, *kv, batch, std::move(binding), *kv});
   }
   if (runnable.empty()) return NotCausal("mask cannot be probed: no probe size has as many keys as queries");
 
@@ -462,7 +463,7 @@ absl::StatusOr<ProvenMaskChain> Prove(const MaskChainRequest& request, ShapeSubg
       values.push_back(std::move(zero));
     }
     if (padding != nullptr) {
-      ASSIGN_OR_RETURN(Tensor m, MaskTensor(padding->type(), z.batch, z.kv, pattern->values, options));
+      ASSIGN_OR_RETURN(Tensor m, MaskTensor(padding->type(), z.batch, z.padding_keys, pattern->values, options));
       values.push_back(std::move(m));
     }
     auto out = cut->Evaluate(z.binding, evaluator, options, std::move(values));
@@ -563,6 +564,46 @@ absl::StatusOr<ProvenMaskChain> Prove(const MaskChainRequest& request, ShapeSubg
       ++proven.probes;
       if (auto bad = CollectFills(*r, st, &pattern.values, z.batch, z.probe, proven, seen)) return NotCausal(*bad);
     }
+  }
+  // 4. A padding input whose length is a symbol of its own (attention_mask's
+  // total_seq beside a cache's past + seq): ONNX broadcasts a length of 1 into
+  // every key, which the fused op does only where the chain does so at every
+  // size that has more than one key; where the chain refuses one key at every
+  // such size, the fused op refuses it too.
+  if (padding_keys_symbol) {
+    int broadcast = 0, refused = 0;
+    std::string refusal;
+    for (size_t k = 0; k < runnable.size(); ++k) {
+      Sized z = runnable[k];
+      if (z.kv < 2 || (k >= kAlwaysPaddedSizes && z.probe.t * z.kv > kMaxPaddingProbeEntries)) continue;
+      z.padding_keys = 1;
+      z.binding.Bind(*padding_keys_symbol, 1);
+      for (const PaddingPattern& one : PatternsFor(z.batch, 1, false)) {
+        PaddingPattern every_key{one.name + " of one key", {}};
+        for (int64_t b = 0; b < z.batch; ++b) every_key.values.insert(every_key.values.end(), z.kv, one.values[b]);
+        auto r = read(z, &one);
+        if (!r.ok()) {
+          if (refusal.empty()) refusal = std::string(r.status().message());
+          ++refused;
+          continue;
+        }
+        ++broadcast;
+        if (auto why = FirstDifference(*r, st, &every_key.values, z.batch, z.probe, every_key.name))
+          return NotCausal(*why);
+        if (auto bad = CollectFills(*r, st, &every_key.values, z.batch, z.probe, proven, seen)) return NotCausal(*bad);
+        if (request.bias != nullptr)
+          if (auto why = CollectPartFills(*r, st, &every_key.values, z.batch, z.probe, proven)) return NotCausal(*why);
+        ASSIGN_OR_RETURN(Tensor at_nan, evaluate(z, &one, std::numeric_limits<double>::quiet_NaN()));
+        if (auto why = ReadNonFinite(at_nan, *r, st, &every_key.values, z.batch, z.probe, kept)) return NotCausal(*why);
+      }
+    }
+    if (broadcast > 0 && refused > 0)
+      return NotCausal(absl::StrCat("with a padding input of one key the mask is computed at some sizes and not at "
+                                    "others (", refusal, ")"));
+    if (broadcast > 0) proven.padding_length = mha::KeyPaddingLength::kBroadcast;
+    if (kept[2] && *kept[2] != (kept[0].value_or(true) && kept[1].value_or(true)))
+      return NotCausal("a NaN score at keys both parts hide does not follow the two parts alone");
+    proven.keeps_nonfinite = {kept[0].value_or(true), kept[1].value_or(true)};
   }
   // A row with no visible key whose keys get s + fill: the fused op adds the
   // fill to a float32 score, where float16 rounds s + fill in its own steps

@@ -23,6 +23,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/ir/graph.h"
+#include "core/schema/multi_head_attention.h"
 #include "engine/passes/attention/probe_plan.h"
 #include "engine/rewrite/subgraph_evaluator.h"
 #include "ops/kernel.h"
@@ -48,6 +49,11 @@ struct ProvenMaskChain {
   const Value* key_padding = nullptr;
   /// Every nonzero value of key_padding shows its key (otherwise only 1 does).
   bool nonzero_shows = false;
+  /// Which lengths of key_padding the chain takes: kBroadcast when its length
+  /// is a symbol of its own and a length of 1 hides every key or none, as the
+  /// chain computes it at every probe size; kKeys when only the keys' count
+  /// is taken (one symbol for both, or the chain refuses one key).
+  mha::KeyPaddingLength padding_length = mha::KeyPaddingLength::kKeys;
   /// Some probe had a row with no visible key; then `fills` holds the
   /// scores such a row's keys get: [causal part only, padding only, both].
   bool hidden_rows = false;
