@@ -43,6 +43,21 @@ inline constexpr char kNanGuard[] = "nan_guard";  // 0 or 1: Where(IsNaN(p), 0, 
 // float > 0 (default: float32's range): the subgraph's scores are +-inf where
 // |Q·Kᵀ| (before `scale`) reaches it, as float16 scores overflow at 65520.
 inline constexpr char kScoreLimit[] = "score_limit";
+// "float16" (default: none): the subgraph computes its scores in float16 and
+// adds its mask there, and a row whose every key is hidden is computed as it
+// does: Q·K accumulated in float32 key by key and rounded to float16, the
+// scale step (score_divisor, or times `scale`) rounded to float16, each hidden
+// key's fill added in float16 (hidden_fills_add_scores) or given, then
+// max(·, its score_floors entry).
+inline constexpr char kScoreRounding[] = "score_rounding";
+// float > 0: with score_rounding, the subgraph divides its scores by this
+// (the fused op still multiplies by `scale`, which is its inverse rounded).
+inline constexpr char kScoreDivisor[] = "score_divisor";
+// 4 floats [visible, causal, padding, both], default -inf: with
+// score_rounding, the floor each key's masked score is clamped at
+// (torch.max(w, finfo.min)); a visible key's score is -inf only where it
+// overflows, and gets its floor there.
+inline constexpr char kScoreFloors[] = "score_floors";
 
 // 0, 1 or 2: input 3 is a position bias (ALiBi, T5's relative bias) that the
 // subgraph adds to the scaled scores next to its causal/window part and its key
@@ -59,7 +74,8 @@ inline constexpr int64_t kBiasIntoMask = 2;
 inline constexpr std::string_view kAttributes[] = {kNumHeads,   kKvNumHeads, kScale,      kCausal,
                                                    kWindow,     kSoftcap,    kMaskedRows, kHiddenFills,
                                                    kKeyPadding, kKeyPaddingLength, kHiddenNonFinite, kNanGuard,
-                                                   kHiddenFillsAddScores, kScoreLimit, kPositionBias};
+                                                   kHiddenFillsAddScores, kScoreLimit, kPositionBias,
+                                                   kScoreRounding, kScoreDivisor, kScoreFloors};
 
 /// Input slots; an absent optional input is an empty name (or a shorter list).
 enum Input : int {

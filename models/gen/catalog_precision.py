@@ -8,7 +8,9 @@ outputs are PyTorch's in float16 (forms_precision.HalfReference). A bfloat16 mod
 float32 (FloatIO) and its references are PyTorch's bfloat16 run with float32-accumulated GEMMs
 (HalfReference). model.json's `precision` names the type the attention computes in;
 tests/models/golden_test.cc sets its tolerances from it. The float16 padding forms (LLaMA, OPT,
-GPT-2 with an attention_mask) declare expected_fusions 0 and say why (`not_fused`).
+GPT-2 with an attention_mask) fuse as causal + padding: the mask proof reads their mask steps at
+every float16 score, and the fused op computes a row whose every key is hidden in float16 as the
+subgraph rounds it (score_rounding).
 """
 import io
 import os
@@ -141,23 +143,27 @@ GPT2_CAUSAL = ("Hugging Face GPT-2 attention in float16 called without an attent
 
 # The padding forms in float16: the subgraph adds finfo(float16).min to the scores in float16, where
 # s + min rounds in steps of 32, so a row whose every key is hidden (the first rows of a left-padded
-# sequence) weights its keys by how their scores round. The fused op cannot reproduce that, and the
-# mask proof says so (README, "Mixed precision").
-UNFUSED = {"not_fused": "float16 padding mask: in a row whose every key is hidden, softmax(scores + "
-                        "finfo(float16).min) depends on how the float16 sum rounds (steps of 32); the "
-                        "fused op reproduces only constant fills there"}
+# sequence) weights its keys by how their scores round; the fused op computes such rows in float16
+# as the subgraph does (README, "Mixed precision").
+HALF_ROWS = (" Fused as causal + padding: rows whose every key is hidden are computed in float16 as the "
+             "subgraph rounds them (score_rounding).")
 
 
 def spec(name, description, build, make_inputs, input_names, output_names, axes, mask, precision, opset, seed,
          kv_heads=None):
-    fused = not (precision == "float16" and "padding" in mask)
     attention = block(mask, HEADS, HEAD_DIM, kv_heads)
     if build is P.T5Attention:
         attention["scale"] = 1.0   # T5 does not scale its scores
+    if build is P.OPTAttention:
+        # q_proj(x) * 16**-0.5 stays in the graph: the fused op reads Q as the score MatMul does,
+        # which its float16 rows need.
+        attention["scale"] = 1.0
+    if precision == "float16" and "padding" in mask:
+        description += HALF_ROWS
     return ModelSpec(name=name, description=description, build=build, make_inputs=make_inputs,
                      input_names=input_names, output_names=output_names, dynamic_axes=axes,
-                     attention_blocks=[attention], expected_fusions=int(fused),
-                     opset=opset, seed=seed, write=writer(precision), extra={} if fused else dict(UNFUSED))
+                     attention_blocks=[attention], expected_fusions=1,
+                     opset=opset, seed=seed, write=writer(precision))
 
 
 def forms(opset, seed, suffix):

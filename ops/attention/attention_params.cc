@@ -96,6 +96,31 @@ absl::StatusOr<HiddenFills> ParseHiddenFills(const Attributes& attrs, const char
   return f;
 }
 
+// score_rounding, score_divisor, score_floors: how the subgraph's float16
+// steps compute a row whose every key is hidden (HiddenFills::half).
+absl::Status ParseHalfScores(const Attributes& attrs, const char* op, HiddenFills& f) {
+  ASSIGN_OR_RETURN(std::string rounding, attrs.GetString(mha::kScoreRounding, ""));
+  if (!rounding.empty() && rounding != "float16")
+    return absl::InvalidArgumentError(
+        absl::StrCat(op, ": attribute score_rounding must be \"float16\" (got \"", rounding, "\")"));
+  f.half = !rounding.empty();
+  if (!f.half && (attrs.Has(mha::kScoreDivisor) || attrs.Has(mha::kScoreFloors)))
+    return absl::InvalidArgumentError(absl::StrCat(op, ": attributes score_divisor and score_floors need score_rounding"));
+  ASSIGN_OR_RETURN(f.divisor, attrs.GetFloat(mha::kScoreDivisor, 0.0f));
+  if (attrs.Has(mha::kScoreDivisor) && !(f.divisor > 0.0f && std::isfinite(f.divisor)))
+    return absl::InvalidArgumentError(
+        absl::StrCat(op, ": attribute score_divisor must be finite and > 0 (got ", f.divisor, ")"));
+  if (!attrs.Has(mha::kScoreFloors)) return absl::OkStatus();
+  ASSIGN_OR_RETURN(std::vector<float> floors, attrs.GetFloats(mha::kScoreFloors));
+  if (floors.size() != 4 || std::any_of(floors.begin(), floors.end(), [](float x) {
+        return std::isnan(x) || x == std::numeric_limits<float>::infinity();
+      }))
+    return absl::InvalidArgumentError(
+        absl::StrCat(op, ": attribute score_floors must hold 4 numbers, each finite or -inf"));
+  std::copy(floors.begin(), floors.end(), f.floors.begin());
+  return absl::OkStatus();
+}
+
 // hidden_nonfinite: [structural, bias], each 0 or 1.
 absl::StatusOr<HiddenNonFinite> ParseHiddenNonFinite(const Attributes& attrs, const char* op) {
   HiddenNonFinite h;
@@ -161,6 +186,7 @@ absl::StatusOr<AttentionParams> ParseMultiHeadAttentionParams(const KernelInfo& 
   }
   ASSIGN_OR_RETURN(p.masked_rows, ParseMaskedRows(attrs, p.op_name));
   ASSIGN_OR_RETURN(p.hidden_fills, ParseHiddenFills(attrs, p.op_name));
+  RETURN_IF_ERROR(ParseHalfScores(attrs, p.op_name, p.hidden_fills));
   ASSIGN_OR_RETURN(p.key_padding_values, ParseKeyPaddingValues(attrs, p.op_name));
   ASSIGN_OR_RETURN(p.key_padding_length, ParseKeyPaddingLength(attrs, p.op_name));
   ASSIGN_OR_RETURN(p.hidden_nonfinite, ParseHiddenNonFinite(attrs, p.op_name));

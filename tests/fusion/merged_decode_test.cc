@@ -4,54 +4,21 @@
 // one gives for left and right padding, with and without a past, for an
 // attention_mask of one key (ONNX broadcasts it to every key), and fail
 // where the unfused graph fails: a length that is neither 1 nor the key count.
-#include <filesystem>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "absl/strings/match.h"
-#include "engine/exec/plan_evaluator.h"
-#include "engine/passes/pass_manager.h"
 #include "gtest/gtest.h"
-#include "importer/onnx_importer.h"
-#include "ops/registry.h"
-#include "tests/common/compare.h"
-#include "tests/common/graph_builder.h"
-#include "tests/common/paths.h"
+#include "tests/fusion/model_pair.h"
 
 namespace attune::testing {
 namespace {
 
-namespace fs = std::filesystem;
-
 constexpr int64_t kB = 2, kHeads = 4, kHeadDim = 16, kModel = 64;
 
-struct Pair {
-  std::unique_ptr<Graph> fused, unfused;
-  FusionReport report;
-};
-
-Pair Load(const std::string& model) {
-  Pair p;
-  for (bool fuse : {true, false}) {
-    auto graph = ImportModelFromFile((fs::path(SourceDir()) / "models" / model / "model.onnx").string());
-    EXPECT_TRUE(graph.ok()) << graph.status();
-    if (!graph.ok()) return p;
-    PassContext context;
-    context.registry = &DefaultKernelRegistry();
-    context.evaluator = &DefaultSubgraphEvaluator();
-    FusionReport report;
-    context.report = &report;
-    EXPECT_TRUE(DefaultPipeline(fuse)->Run(**graph, context).ok());
-    if (fuse) {
-      p.fused = *std::move(graph);
-      p.report = report;
-    } else {
-      p.unfused = *std::move(graph);
-    }
-  }
-  return p;
-}
+using Pair = ModelPair;
+Pair Load(const std::string& model) { return LoadModelPair(model); }
 
 Tensor Normal(std::vector<int64_t> shape, std::mt19937& rng) {
   Tensor t = *Tensor::Create(ElementType::kFloat32, shape);
@@ -85,16 +52,7 @@ std::vector<Tensor> Inputs(const Graph& g, int64_t t, int64_t past, Tensor mask)
   return in;
 }
 
-double Difference(const Pair& p, const std::vector<Tensor>& in) {
-  auto want = RunGraph(*p.unfused, DefaultKernelRegistry(), in);
-  auto got = RunGraph(*p.fused, DefaultKernelRegistry(), in);
-  EXPECT_TRUE(want.ok()) << want.status();
-  EXPECT_TRUE(got.ok()) << got.status();
-  if (!want.ok() || !got.ok()) return 1e9;
-  double error = 0;
-  for (size_t i = 0; i < want->size(); ++i) error = std::max(error, MaxAbsDifference((*want)[i], (*got)[i]));
-  return error;
-}
+double Difference(const Pair& p, const std::vector<Tensor>& in) { return OutputDifference(*p.unfused, *p.fused, in); }
 
 class MergedDecode : public ::testing::TestWithParam<std::string> {};
 

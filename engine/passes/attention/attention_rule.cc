@@ -198,6 +198,11 @@ struct MaskDecision {
   /// explicit mask or the padding] hides still reaches the softmax: an
   /// additive mask keeps it, Where replaces it (the fused op's hidden_nonfinite).
   std::array<bool, 2> hidden_nonfinite{true, true};
+  /// float16 scores with a padding mask (ProvenMaskChain::half): rows whose
+  /// every key is hidden are computed in float16, each key's masked score
+  /// clamped at its floor [visible, causal, padding, both].
+  bool half = false;
+  std::vector<float> score_floors;
   /// The graph inputs an explicit mask reads the values of (verify mode sizes
   /// them as padding: one entry per key).
   std::vector<std::string> inputs_read;
@@ -249,6 +254,18 @@ MaskDecision FromChain(const ProvenMaskChain& proof) {
         for (int part = 0; part < 3; ++part)
           d.hidden_fills_add_scores.push_back(proof.fill_seen[part] && proof.fill_adds_score[part] ? 1 : 0);
     }
+  }
+  if (proof.half) {
+    // What float16 gives every part, the clamps included: only the fills policy reproduces it.
+    d.half = true;
+    const HalfMaskFunctions& f = proof.half_functions;
+    for (int c = 0; c < kHalfKeyClasses; ++c)
+      d.score_floors.push_back(f.seen[c] ? f.floor[c] : -std::numeric_limits<float>::infinity());
+    d.masked_rows = mha::MaskedRows::kFills;
+    d.hidden_fills.assign(proof.fills.begin(), proof.fills.end());
+    d.hidden_fills_add_scores.clear();
+    for (int part = 0; part < 3; ++part)
+      d.hidden_fills_add_scores.push_back(proof.fill_seen[part] && proof.fill_adds_score[part] ? 1 : 0);
   }
   return d;
 }
@@ -397,7 +414,9 @@ std::variant<MaskDecision, Reason> DecideMask(const Graph& graph, const pattern:
   // a hidden key is not, the subgraph weights the hidden keys by how s + fill
   // rounds in float16, which no fill policy of the fused op reproduces. A
   // Where gives the hidden keys its constant fill instead.
-  if (v.mask == MaskForm::kAdd && scores.output(0)->type() == ElementType::kFloat16)
+  // A padding mask is proven as a chain, which reads the float16 sums.
+  if (v.mask == MaskForm::kAdd && scores.output(0)->type() == ElementType::kFloat16 &&
+      InputsReadBy(graph, m.value(c::kMaskAdd)).empty())
     return Reason("an additive mask on float16 scores: where the scores a row sees overflow to -inf, the subgraph "
                   "weights the hidden keys by how scores + mask round in float16, which the fused op does not");
   MaskProofRequest request;
@@ -620,6 +639,19 @@ std::variant<AttentionRewrite, std::string> CheckAttention(const Graph& graph, c
   const bool nan_guard = m.value(c::kNanGuarded) != nullptr;
   if (nan_guard && mask.masked_rows == mha::MaskedRows::kNaN) mask.masked_rows = mha::MaskedRows::kZeros;
 
+  // float16 rows whose every key is hidden are computed from Q·K as the score
+  // MatMul reads them, then the one scale step the scores take.
+  std::optional<double> score_divisor;
+  if (mask.half) {
+    if (softcap) return Reason("a softcap on float16 scores with a padding mask is not modelled");
+    for (const char* f : {"q_scale_div", "q_scale_mul", "k_scale_div", "k_scale_mul"})
+      if (m.value(f) != nullptr)
+        return Reason(absl::StrCat("float16 scores with a padding mask and a factor on Q or K before their MatMul (",
+                                   Quote(m.value(f)), "): rows whose every key is hidden are computed from Q·K as "
+                                   "the MatMul reads them"));
+    if (const Value* d = m.value("scale_div")) score_divisor = pattern::UniformValue(*pattern::ConstantOf(d)).value_or(1.0);
+  }
+
   // Layout: straight from the projections when every split and the merge are plain.
   std::optional<HeadMerge> merge;
   if (rank == 4) {
@@ -633,7 +665,8 @@ std::variant<AttentionRewrite, std::string> CheckAttention(const Graph& graph, c
   if (rank == 4 && three_d) {
     q_ref = ops.q.projection->name();
     // Not with a mask before the scale, whose fills the fused op's scale would reach.
-    auto pre = variant.mask_before_scale ? std::nullopt : FindPreSplitScale(ops.q.projection);
+    // (Not where float16 rows are computed from the scaled Q the MatMul reads.)
+    auto pre = variant.mask_before_scale || mask.half ? std::nullopt : FindPreSplitScale(ops.q.projection);
     if (pre && std::isfinite(scale * pre->factor) && scale * pre->factor != 0.0) {
       q_ref = pre->input->name();
       scale *= pre->factor;
@@ -672,6 +705,11 @@ std::variant<AttentionRewrite, std::string> CheckAttention(const Graph& graph, c
                          std::vector<int64_t>{mask.hidden_nonfinite[0], mask.hidden_nonfinite[1]});
   if (nan_guard) fused.attributes.Set(mha::kNanGuard, int64_t{1});
   if (score_limit) fused.attributes.Set(mha::kScoreLimit, static_cast<float>(*score_limit));
+  if (mask.half) {
+    fused.attributes.Set(mha::kScoreRounding, std::string("float16"));
+    if (score_divisor) fused.attributes.Set(mha::kScoreDivisor, static_cast<float>(*score_divisor));
+    fused.attributes.Set(mha::kScoreFloors, mask.score_floors);
+  }
   if (!mask.bias.empty())
     fused.attributes.Set(mha::kPositionBias, mask.bias_into_mask ? mha::kBiasIntoMask : mha::kBiasOnScores);
   if (softcap) fused.attributes.Set(mha::kSoftcap, static_cast<float>(*softcap));

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/common/status_macros.h"
+#include "engine/passes/attention/half_mask_sweep.h"
 #include "engine/passes/attention/probe_lengths.h"
 #include "engine/pattern/constants.h"
 #include "engine/rewrite/shape_subgraph.h"
@@ -21,6 +22,10 @@ namespace {
 // proven at every size with the all-ones pattern.
 constexpr int64_t kMaxPaddingProbeEntries = int64_t{1} << 18;
 constexpr size_t kAlwaysPaddedSizes = 3;
+// float16 chains are read at every float16 score at this many sizes of at
+// most this many (query, key) entries (the scores then hold 63490 of each).
+constexpr int kHalfSweepSizes = 2;
+constexpr int64_t kHalfSweepEntries = 16;
 
 enum class Entry : uint8_t { kVisible, kHiddenConstant, kHiddenOffset };
 
@@ -451,10 +456,9 @@ absl::StatusOr<ProvenMaskChain> Prove(const MaskChainRequest& request, ShapeSubg
   }
   if (runnable.empty()) return NotCausal("mask cannot be probed: no probe size has as many keys as queries");
 
-  auto evaluate = [&](const Sized& z, const PaddingPattern* pattern, double score) -> absl::StatusOr<Tensor> {
+  auto evaluate_at = [&](const Sized& z, const PaddingPattern* pattern, Tensor scores) -> absl::StatusOr<Tensor> {
     std::vector<Tensor> values;
-    ASSIGN_OR_RETURN(Tensor s, ScoresTensor(score_type, request.rank, z.probe.t, z.kv, static_cast<float>(score), options));
-    values.push_back(std::move(s));
+    values.push_back(std::move(scores));
     if (request.bias != nullptr) {
       // Zero at every entry (Create zero-fills); all dims 1, so it broadcasts whatever its real shape is.
       const ElementType bias_type = request.bias->type() == ElementType::kUndefined ? score_type : request.bias->type();
@@ -472,6 +476,10 @@ absl::StatusOr<ProvenMaskChain> Prove(const MaskChainRequest& request, ShapeSubg
                                     pattern != nullptr ? absl::StrCat(" with ", pattern->name) : "", ": ",
                                     out.status().message()));
     return out;
+  };
+  auto evaluate = [&](const Sized& z, const PaddingPattern* pattern, double score) -> absl::StatusOr<Tensor> {
+    ASSIGN_OR_RETURN(Tensor s, ScoresTensor(score_type, request.rank, z.probe.t, z.kv, static_cast<float>(score), options));
+    return evaluate_at(z, pattern, std::move(s));
   };
   auto read = [&](const Sized& z, const PaddingPattern* pattern) -> absl::StatusOr<Reading> {
     ASSIGN_OR_RETURN(Tensor at0, evaluate(z, pattern, 0.0));
@@ -605,14 +613,42 @@ absl::StatusOr<ProvenMaskChain> Prove(const MaskChainRequest& request, ShapeSubg
       return NotCausal("a NaN score at keys both parts hide does not follow the two parts alone");
     proven.keeps_nonfinite = {kept[0].value_or(true), kept[1].value_or(true)};
   }
-  // A row with no visible key whose keys get s + fill: the fused op adds the
-  // fill to a float32 score, where float16 rounds s + fill in its own steps
-  // (32 at finfo.min), which decides such a row's weights.
-  if (half)
-    for (int part = 0; part < 3; ++part)
-      if (proven.fill_seen[part] && proven.fill_adds_score[part])
-        return NotCausal(absl::StrCat("a row whose every key is hidden gives its keys the float16 scores plus ",
-                                      proven.fills[part], ", rounded in float16; the fused op adds it in float32"));
+  // 5. float16: s + finfo.min rounds in steps of 32, which decides the
+  // weights of a row whose every key is hidden, and a clamp (torch.max(w,
+  // min)) decides what overflowed scores give. The chain is read at every
+  // float16 score, at the first small sizes with each 0/1 pattern, and the
+  // fused op computes such rows as it reads them (ProvenMaskChain::half).
+  if (half) {
+    int swept = 0;
+    for (size_t k = 0; k < runnable.size() && k < kAlwaysPaddedSizes + 2 && swept < kHalfSweepSizes; ++k) {
+      const Sized& z = runnable[k];
+      if (z.probe.t < 2 || z.kv < 2 || z.probe.t * z.kv > kHalfSweepEntries) continue;
+      if (request.rank != 4) return NotCausal("float16 scores of rank 3: the mask cannot be read at every score");
+      ++swept;
+      for (const PaddingPattern& pattern : patterns[k]) {
+        if (pattern.other_values) continue;
+        ASSIGN_OR_RETURN(Tensor scores, HalfSweepScores(z.probe.t, z.kv, options.max_tensor_bytes));
+        ASSIGN_OR_RETURN(Tensor out, evaluate_at(z, &pattern, std::move(scores)));
+        const int64_t offset = z.kv - z.probe.t;
+        auto class_of = [&](int64_t b, int64_t i, int64_t j) {
+          const bool padded = pattern.values[b * z.kv + j] == 0.0;
+          const bool structural = st.Hides(i, j, offset);
+          return structural && padded ? 3 : structural ? 1 : padded ? 2 : 0;
+        };
+        if (auto why = ReadHalfSweep(out, z.batch, class_of, proven.half_functions))
+          return NotCausal(absl::StrCat(*why, " (", z.probe.Label(), " with ", pattern.name, ")"));
+      }
+    }
+    if (swept == 0) return NotCausal("float16 mask: no probe size small enough to read it at every float16 score");
+    proven.half = true;
+    const HalfMaskFunctions& f = proven.half_functions;
+    for (int part = 0; part < 3; ++part) {
+      if (!f.seen[part + 1]) continue;
+      proven.fill_seen[part] = true;
+      proven.fills[part] = f.fill[part + 1];
+      proven.fill_adds_score[part] = f.adds[part + 1];
+    }
+  }
   return proven;
 }
 

@@ -2,6 +2,7 @@
 // implementation (reference, oneDNN, SIMD flash per ISA) takes.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <limits>
 
@@ -42,6 +43,15 @@ struct HiddenFills {
   bool causal_adds_score = false;
   bool padding_adds_score = false;
   bool both_adds_score = false;
+  /// The subgraph's scores and mask steps are float16 (MultiHeadAttention's
+  /// score_rounding): such a row is computed as HalfMaskedScore says, with
+  /// the scale step dividing by `divisor` when it is > 0 (else multiplying by
+  /// AttentionArgs::scale) and each key's masked score clamped at its floor
+  /// [visible, causal, padding, both].
+  bool half = false;
+  float divisor = 0.0f;
+  std::array<float, 4> floors = {-std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
+                                 -std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity()};
 };
 
 /// Whether a NaN or +inf score at a hidden key still reaches the softmax in
@@ -67,6 +77,15 @@ inline double Float32Dot(const float* q, const float* k, int64_t n,
   if (dot < -std::numeric_limits<float>::max() || dot <= -limit) return -std::numeric_limits<double>::infinity();
   return dot;
 }
+
+struct AttentionArgs;
+
+/// Row i's float16 score for key j as the subgraph's float16 MatMul and scale
+/// step give it (HiddenFills::half): q·k accumulated in float32 key by key, as
+/// Attune's float16 MatMul does, rounded to float16, then scaled and rounded again.
+float HalfScore(const AttentionArgs& a, int64_t b, int64_t h, int64_t i, int64_t j);
+/// x rounded to float16 (to +-inf beyond its range).
+float RoundToHalf(float x);
 
 struct AttentionArgs {
   int64_t batch = 0;
