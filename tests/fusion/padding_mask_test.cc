@@ -95,6 +95,26 @@ TEST(PaddingMaskTest, Gpt2FormWithKvCache) {
   ExpectSameOutputs(spec, Optimise(spec, false), fused, {{1, 7}, {4, 5}, {1, 30}});
 }
 
+// attention_mask's length is its own symbol next to past + seq: one key
+// broadcasts to every key (key_padding_length "broadcast"), as in the unfused
+// graph, on every backend; row 1's 0 hides all its keys.
+TEST(PaddingMaskTest, Gpt2FormWithAMaskOfOneKey) {
+  const Spec spec = Gpt2(true);
+  Optimised fused = Optimise(spec, true);
+  ASSERT_EQ(fused.report.fusions.size(), 1u);
+  Optimised unfused = Optimise(spec, false);
+  std::vector<Tensor> inputs = AttentionGraphInputs(spec, 4, 5);
+  inputs.back() = *Tensor::FromVector<int64_t>({2, 1}, {1, 0});
+  auto want = RunWith(*unfused.graph, inputs, {"default", AttentionBackend::kAuto, std::nullopt});
+  ASSERT_TRUE(want.ok()) << want.status();
+  for (const Backend& b : Backends()) {
+    auto got = RunWith(*fused.graph, inputs, b);
+    ASSERT_TRUE(got.ok()) << b.name << ": " << got.status();
+    int64_t nans = 0;
+    EXPECT_LE(MaxErrorNanAware((*want)[0], (*got)[0], &nans), 1e-5) << b.name;
+  }
+}
+
 TEST(PaddingMaskTest, AFillTheScoresReachGivesRowsOfTheScoresPlusTheFill) {
   // With -1e4 (older GPT-2 and BERT exports), a padded key that causal
   // attention shows gets s - 1e4, and a row whose keys are all padded

@@ -589,13 +589,15 @@ absl::StatusOr<ProvenMaskChain> Prove(const MaskChainRequest& request, ShapeSubg
       for (const PaddingPattern& one : PatternsFor(z.batch, 1, false)) {
         PaddingPattern every_key{one.name + " of one key", {}};
         for (int64_t b = 0; b < z.batch; ++b) every_key.values.insert(every_key.values.end(), z.kv, one.values[b]);
-        auto r = read(z, &one);
-        if (!r.ok()) {
-          if (refusal.empty()) refusal = std::string(r.status().message());
+        // Refused: the chain fails to compute. Computed, it must be the broadcast mask.
+        if (absl::StatusOr<Tensor> at0 = evaluate(z, &one, 0.0); !at0.ok()) {
+          if (refusal.empty()) refusal = std::string(at0.status().message());
           ++refused;
           continue;
         }
         ++broadcast;
+        auto r = read(z, &one);
+        if (!r.ok()) return r.status();
         if (auto why = FirstDifference(*r, st, &every_key.values, z.batch, z.probe, every_key.name))
           return NotCausal(*why);
         if (auto bad = CollectFills(*r, st, &every_key.values, z.batch, z.probe, proven, seen)) return NotCausal(*bad);
