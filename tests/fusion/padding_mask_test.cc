@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "engine/exec/plan_evaluator.h"
 #include "engine/passes/pass_manager.h"
 #include "gtest/gtest.h"
@@ -45,6 +46,21 @@ Spec Gpt2(bool past, float fill = kFinfoMin) {
   return s;
 }
 
+// Fused (on every backend) and unfused agree on `inputs`.
+void ExpectSameOutputsOn(const Optimised& unfused, const Optimised& fused, const std::vector<Tensor>& inputs,
+                         const std::string& label) {
+  auto want = RunWith(*unfused.graph, inputs, {"default", AttentionBackend::kAuto, std::nullopt});
+  ASSERT_TRUE(want.ok()) << want.status();
+  for (const Backend& b : Backends()) {
+    auto got = RunWith(*fused.graph, inputs, b);
+    ASSERT_TRUE(got.ok()) << b.name << ": " << got.status();
+    int64_t nans = 0;
+    const double err = MaxErrorNanAware((*want)[0], (*got)[0], &nans);
+    EXPECT_LE(err, 1e-5) << b.name << " " << label;
+    std::cout << "  fused_vs_unfused_max_abs " << b.name << " " << label << " " << err << "\n";
+  }
+}
+
 // Fused and unfused agree on every backend at each (seq, past), also when
 // batch 1 is all padding.
 void ExpectSameOutputs(const Spec& spec, const Optimised& unfused, const Optimised& fused,
@@ -56,17 +72,8 @@ void ExpectSameOutputs(const Spec& spec, const Optimised& unfused, const Optimis
         Tensor& mask = inputs.back();
         for (int64_t j = 0; j < p + t; ++j) mask.data<int64_t>()[p + t + j] = 0;
       }
-      auto want = RunWith(*unfused.graph, inputs, {"default", AttentionBackend::kAuto, std::nullopt});
-      ASSERT_TRUE(want.ok()) << want.status();
-      for (const Backend& b : Backends()) {
-        auto got = RunWith(*fused.graph, inputs, b);
-        ASSERT_TRUE(got.ok()) << b.name << ": " << got.status();
-        int64_t nans = 0;
-        const double err = MaxErrorNanAware((*want)[0], (*got)[0], &nans);
-        EXPECT_LE(err, 1e-5) << b.name << " T=" << t << " past=" << p << (all_padded ? " all padded" : "");
-        std::cout << "  fused_vs_unfused_max_abs " << b.name << " T=" << t << " past=" << p
-                  << (all_padded ? " all-padded " : " ") << err << "\n";
-      }
+      ExpectSameOutputsOn(unfused, fused, inputs,
+                          absl::StrCat("T=", t, " past=", p, all_padded ? " all padded" : ""));
     }
   }
 }
@@ -105,14 +112,7 @@ TEST(PaddingMaskTest, Gpt2FormWithAMaskOfOneKey) {
   Optimised unfused = Optimise(spec, false);
   std::vector<Tensor> inputs = AttentionGraphInputs(spec, 4, 5);
   inputs.back() = *Tensor::FromVector<int64_t>({2, 1}, {1, 0});
-  auto want = RunWith(*unfused.graph, inputs, {"default", AttentionBackend::kAuto, std::nullopt});
-  ASSERT_TRUE(want.ok()) << want.status();
-  for (const Backend& b : Backends()) {
-    auto got = RunWith(*fused.graph, inputs, b);
-    ASSERT_TRUE(got.ok()) << b.name << ": " << got.status();
-    int64_t nans = 0;
-    EXPECT_LE(MaxErrorNanAware((*want)[0], (*got)[0], &nans), 1e-5) << b.name;
-  }
+  ExpectSameOutputsOn(unfused, fused, inputs, "T=4 past=5, attention_mask of one key");
 }
 
 TEST(PaddingMaskTest, AFillTheScoresReachGivesRowsOfTheScoresPlusTheFill) {
