@@ -10,12 +10,12 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/mutex.h"
 #include "core/common/status_macros.h"
 #include "core/memory/pooled_buffer.h"
 #include "oneapi/dnnl/dnnl.hpp"
 #include "ops/common/lru_cache.h"
 #include "ops/common/omp_team_scope.h"
+#include "ops/common/parallel.h"
 #include "ops/matmul/gemv_weights.h"
 
 namespace attune {
@@ -153,6 +153,8 @@ constexpr int64_t kRepackMinRows = 32;
 // 128 columns at K = 2048, oneDNN ran the narrow products markedly slower).
 constexpr int64_t kRepackBlockBytes = int64_t{4} << 20;
 constexpr int64_t kRepackColumnStep = 64;
+// Rows of B per thread below which one thread repacks a block alone.
+constexpr int64_t kRepackRowsGrain = 64;
 
 }  // namespace
 
@@ -168,16 +170,16 @@ struct OneDnnConstantMatMul::Impl {
   std::optional<PanelLayout> panels;  // the weights' layout, when the panel GEMV reads it
   mutable LruCache<std::pair<int64_t, int>, Primitive> primitives{kPrimitivesPerWeight};
   // In-place weights oneDNN reads slowly where they are: products of many
-  // rows repack them block_cols columns at a time (ReadSlowlyInPlace).
-  int64_t block_cols = 0;  // 0: never repacked
+  // rows repack them block_cols columns at a time (ReadSlowlyInPlace), with
+  // the layouts of a full block and of the last one found at creation.
   struct Block {
+    int64_t cols = 0;
     memory::desc packed_md;  // the block in oneDNN's layout
     PanelLayout layout;      // the same, as column panels
     bool padded = false;     // whether the layout holds rows past K or columns past the block
   };
-  // Per block width (the full one and the last block's).
-  mutable absl::Mutex blocks_mutex;
-  mutable std::unordered_map<int64_t, std::shared_ptr<const Block>> blocks ABSL_GUARDED_BY(blocks_mutex);
+  int64_t block_cols = 0;  // 0: never repacked
+  Block full_block, last_block;
   mutable LruCache<std::vector<int64_t>, Primitive> block_primitives{kPrimitivesPerWeight};
 
   memory::desc SrcDesc(int64_t m) const { return memory::desc({m, k}, memory::data_type::f32, memory::format_tag::ab); }
@@ -199,24 +201,19 @@ struct OneDnnConstantMatMul::Impl {
                                   });
   }
 
-  // The block of `cols` columns: its layout, or null when oneDNN's is not
-  // column panels (the weights are then read in place).
-  std::shared_ptr<const Block> BlockOf(int64_t cols) const {
-    absl::MutexLock lock(&blocks_mutex);
-    auto [it, inserted] = blocks.try_emplace(cols);
-    if (inserted) {
-      const memory::desc any({k, cols}, memory::data_type::f32, memory::format_tag::any);
-      const memory::desc src({kLayoutProbeRows, k}, memory::data_type::f32, memory::format_tag::ab);
-      const memory::desc dst({kLayoutProbeRows, cols}, memory::data_type::f32, memory::format_tag::ab);
-      const memory::desc packed =
-          dnnl::matmul::primitive_desc(dnnl::matmul::desc(src, any, dst), CpuEngine()).weights_desc();
-      if (std::optional<PanelLayout> layout = PanelsOf(packed, k, cols)) {
-        const bool padded = k % layout->block_rows != 0 || cols % layout->panel_cols != 0 ||
-                            layout->block_stride != layout->block_rows * layout->panel_cols;
-        it->second = std::make_shared<const Block>(Block{packed, *layout, padded});
-      }
-    }
-    return it->second;
+  // The block of `cols` columns as oneDNN lays it out, when that is column
+  // panels (else the weights are only read in place).
+  std::optional<Block> BlockOf(int64_t cols) const {
+    const memory::desc any({k, cols}, memory::data_type::f32, memory::format_tag::any);
+    const memory::desc src({kLayoutProbeRows, k}, memory::data_type::f32, memory::format_tag::ab);
+    const memory::desc dst({kLayoutProbeRows, cols}, memory::data_type::f32, memory::format_tag::ab);
+    const memory::desc packed =
+        dnnl::matmul::primitive_desc(dnnl::matmul::desc(src, any, dst), CpuEngine()).weights_desc();
+    std::optional<PanelLayout> layout = PanelsOf(packed, k, cols);
+    if (!layout) return std::nullopt;
+    const bool padded = k % layout->block_rows != 0 || cols % layout->panel_cols != 0 ||
+                        layout->block_stride != layout->block_rows * layout->panel_cols;
+    return Block{cols, packed, *layout, padded};
   }
 
   // The product of m rows with one block of `cols` columns, into a dense
@@ -235,52 +232,51 @@ struct OneDnnConstantMatMul::Impl {
   }
 
   // c = a · B (+ bias) for in-place B, repacking it a block of columns at a
-  // time into one scratch buffer; false when oneDNN's layout is not panels.
-  bool RunRepacked(const float* a, int64_t m, float* c) const {
+  // time into one scratch buffer.
+  absl::Status RunRepacked(const float* a, int64_t m, float* c, int team) const {
     const dnnl::engine& engine = CpuEngine();
     const float* plain = static_cast<const float*>(weights.get_data_handle());
-    const std::shared_ptr<const Block> full = BlockOf(std::min(block_cols, n));
-    if (full == nullptr) return false;
-    PooledBuffer scratch(full->packed_md.get_size());
-    PooledBuffer product(sizeof(float) * m * std::min(block_cols, n));
+    PooledBuffer scratch(full_block.packed_md.get_size());
+    PooledBuffer product(sizeof(float) * m * full_block.cols);
     if (scratch.data() == nullptr || product.data() == nullptr)
-      throw dnnl::error(dnnl_out_of_memory, "repacked weights");
+      return absl::ResourceExhaustedError("matmul: out of memory for the repacked weights");
     float* block_c = static_cast<float*>(product.data());
     for (int64_t j = 0; j < n; j += block_cols) {
-      const int64_t cols = std::min(block_cols, n - j);
-      const std::shared_ptr<const Block> block = cols == block_cols ? full : BlockOf(cols);
-      if (block == nullptr) return false;
-      Repack(*block, plain + j, static_cast<float*>(scratch.data()));
-      absl::StatusOr<std::shared_ptr<const Primitive>> p = BlockPrimitive(m, *block, cols);
-      if (!p.ok()) throw dnnl::error(dnnl_runtime_error, "block product");
+      const Block& block = n - j >= block_cols ? full_block : last_block;
+      Repack(block, plain + j, static_cast<float*>(scratch.data()), team);
+      ASSIGN_OR_RETURN(std::shared_ptr<const Primitive> p, BlockPrimitive(m, block, block.cols));
       std::unordered_map<int, memory> args{
           {DNNL_ARG_SRC, memory(SrcDesc(m), engine, const_cast<float*>(a))},
-          {DNNL_ARG_WEIGHTS, memory(block->packed_md, engine, scratch.data())},
-          {DNNL_ARG_DST, memory(memory::desc({m, cols}, memory::data_type::f32, memory::format_tag::ab), engine,
-                                block_c)}};
+          {DNNL_ARG_WEIGHTS, memory(block.packed_md, engine, scratch.data())},
+          {DNNL_ARG_DST, memory(memory::desc({m, block.cols}, memory::data_type::f32, memory::format_tag::ab),
+                                engine, block_c)}};
       if (!bias.empty())
-        args.emplace(DNNL_ARG_BIAS, memory(memory::desc({1, cols}, memory::data_type::f32, memory::format_tag::ab),
+        args.emplace(DNNL_ARG_BIAS, memory(memory::desc({1, block.cols}, memory::data_type::f32,
+                                                        memory::format_tag::ab),
                                            engine, const_cast<float*>(bias.data() + j)));
-      Execute(**p, args);
-      for (int64_t r = 0; r < m; ++r) std::memcpy(c + r * n + j, block_c + r * cols, sizeof(float) * cols);
+      Execute(*p, args);
+      for (int64_t r = 0; r < m; ++r) std::memcpy(c + r * n + j, block_c + r * block.cols, sizeof(float) * block.cols);
     }
-    return true;
+    return absl::OkStatus();
   }
 
   // Copies the block of B starting at `source` (rows n floats apart) into
-  // `packed` laid out as block.layout, row by row so that B streams in
-  // address order; padding is zero, as oneDNN's layout requires.
-  void Repack(const Block& block, const float* source, float* packed) const {
+  // `packed` laid out as block.layout, each thread its range of rows in
+  // address order so that B streams; padding is zero, as oneDNN's layout
+  // requires.
+  void Repack(const Block& block, const float* source, float* packed, int team) const {
     const PanelLayout& l = block.layout;
     if (block.padded) std::memset(packed, 0, block.packed_md.get_size());
-    for (int64_t kk = 0; kk < k; ++kk) {
-      const float* row = source + kk * n;
-      float* out = packed + (kk / l.block_rows) * l.block_stride + (kk % l.block_rows) * l.panel_cols;
-      for (int64_t p = 0; p < l.panels(); ++p) {
-        const int64_t c0 = p * l.panel_cols;
-        std::memcpy(out + p * l.panel_stride, row + c0, sizeof(float) * std::min(l.panel_cols, l.n - c0));
+    ParallelForRange(k, kRepackRowsGrain, team, [&](int64_t first, int64_t last) {
+      for (int64_t kk = first; kk < last; ++kk) {
+        const float* row = source + kk * n;
+        float* out = packed + (kk / l.block_rows) * l.block_stride + (kk % l.block_rows) * l.panel_cols;
+        for (int64_t p = 0; p < l.panels(); ++p) {
+          const int64_t c0 = p * l.panel_cols;
+          std::memcpy(out + p * l.panel_stride, row + c0, sizeof(float) * std::min(l.panel_cols, l.n - c0));
+        }
       }
-    }
+    });
   }
 };
 
@@ -288,6 +284,7 @@ OneDnnConstantMatMul::OneDnnConstantMatMul(std::unique_ptr<Impl> impl) : impl_(s
 OneDnnConstantMatMul::~OneDnnConstantMatMul() = default;
 int64_t OneDnnConstantMatMul::k() const { return impl_->k; }
 int64_t OneDnnConstantMatMul::n() const { return impl_->n; }
+int64_t OneDnnConstantMatMul::repack_columns() const { return impl_->block_cols; }
 bool OneDnnConstantMatMul::in_place() const { return impl_->in_place; }
 
 absl::StatusOr<std::unique_ptr<OneDnnConstantMatMul>> OneDnnConstantMatMul::Create(const float* b, int64_t k, int64_t n,
@@ -304,7 +301,15 @@ absl::StatusOr<std::unique_ptr<OneDnnConstantMatMul>> OneDnnConstantMatMul::Crea
       impl->weights = memory(impl->weights_md, CpuEngine(), const_cast<float*>(b));
       if (ReadSlowlyInPlace(k, n)) {
         const int64_t per_block = kRepackBlockBytes / (k * static_cast<int64_t>(sizeof(float)));
-        impl->block_cols = std::max(kRepackColumnStep, per_block / kRepackColumnStep * kRepackColumnStep);
+        const int64_t cols =
+            std::min(n, std::max(kRepackColumnStep, per_block / kRepackColumnStep * kRepackColumnStep));
+        std::optional<Impl::Block> full = impl->BlockOf(cols);
+        std::optional<Impl::Block> last = n % cols == 0 ? full : impl->BlockOf(n % cols);
+        if (full && last) {
+          impl->block_cols = cols;
+          impl->full_block = *full;
+          impl->last_block = *last;
+        }
       }
       return std::unique_ptr<OneDnnConstantMatMul>(new OneDnnConstantMatMul(std::move(impl)));
     }
@@ -346,7 +351,7 @@ absl::Status OneDnnConstantMatMul::Run(const float* a, int64_t m, float* c, int 
   }
   OmpTeamScope team(threads);
   try {
-    if (impl_->block_cols > 0 && m >= kRepackMinRows && impl_->RunRepacked(a, m, c)) return absl::OkStatus();
+    if (impl_->block_cols > 0 && m >= kRepackMinRows) return impl_->RunRepacked(a, m, c, CurrentTeamSize());
     ASSIGN_OR_RETURN(std::shared_ptr<const Primitive> p, impl_->Get(m));
     const dnnl::engine& engine = CpuEngine();
     std::unordered_map<int, memory> args{

@@ -39,6 +39,9 @@ class OneDnnConstantMatMul {
   int64_t n() const;
   /// Whether b is used where it is (no copy of it is held).
   bool in_place() const;
+  /// Columns per block in which in-place weights are repacked for products
+  /// of many rows; 0 when they are always read where they are.
+  int64_t repack_columns() const;
   /// c[M, N] = alpha · a[M, K] · B (+ bias), all row-major. `threads` > 0
   /// sets the OpenMP team size for this call only.
   absl::Status Run(const float* a, int64_t m, float* c, int threads) const;
