@@ -134,20 +134,25 @@ absl::StatusOr<HiddenNonFinite> ParseHiddenNonFinite(const Attributes& attrs, co
   return h;
 }
 
+// A string attribute naming one value of an enum, parsed by `parse`; the
+// error is one line naming the op and the attribute.
+template <typename Enum, typename Parse>
+absl::StatusOr<Enum> ParseEnumAttribute(const Attributes& attrs, const char* op, const char* name, Enum fallback,
+                                        Parse parse) {
+  ASSIGN_OR_RETURN(std::string v, attrs.GetString(name, std::string(ToString(fallback))));
+  absl::StatusOr<Enum> value = parse(v);
+  if (!value.ok()) return absl::InvalidArgumentError(absl::StrCat(op, ": attribute ", value.status().message()));
+  return value;
+}
+
 absl::StatusOr<KeyPaddingValues> ParseKeyPaddingValues(const Attributes& attrs, const char* op) {
-  ASSIGN_OR_RETURN(std::string v,
-                   attrs.GetString(mha::kKeyPadding, std::string(ToString(KeyPaddingValues::kBinary))));
-  auto values = mha::ParseKeyPaddingValues(v);
-  if (!values.ok()) return absl::InvalidArgumentError(absl::StrCat(op, ": attribute ", values.status().message()));
-  return values;
+  return ParseEnumAttribute(attrs, op, mha::kKeyPadding, KeyPaddingValues::kBinary,
+                            [](const std::string& v) { return mha::ParseKeyPaddingValues(v); });
 }
 
 absl::StatusOr<KeyPaddingLength> ParseKeyPaddingLength(const Attributes& attrs, const char* op) {
-  ASSIGN_OR_RETURN(std::string v,
-                   attrs.GetString(mha::kKeyPaddingLength, std::string(ToString(KeyPaddingLength::kKeys))));
-  auto length = mha::ParseKeyPaddingLength(v);
-  if (!length.ok()) return absl::InvalidArgumentError(absl::StrCat(op, ": attribute ", length.status().message()));
-  return length;
+  return ParseEnumAttribute(attrs, op, mha::kKeyPaddingLength, KeyPaddingLength::kKeys,
+                            [](const std::string& v) { return mha::ParseKeyPaddingLength(v); });
 }
 
 absl::Status CheckArity(const KernelInfo& info, const char* op, int max_inputs, int max_outputs) {
