@@ -117,6 +117,7 @@ std::unique_ptr<PassManager> DefaultPipeline(bool fuse) {
   // After algebraic_simplify, which removes baddbmm's zero base from the 3-D
   // scores; it reads the symbolic shapes that shape inference gave.
   simplify.push_back(MakeUnmergeHeadsPass());
+  simplify.push_back(MakeUnfoldQueryHeadsPass());
   simplify.push_back(MakeCommonSubexpressionPass());
   simplify.push_back(MakeDeadCodePass());
   manager->AddStage("simplify", std::move(simplify));

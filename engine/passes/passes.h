@@ -21,6 +21,9 @@ std::unique_ptr<Pass> MakeAlgebraicSimplifyPass();
 /// Heads merged into the batch ((B, H, T, X) viewed as (B*H, T, X), bmm, viewed back) computed on the
 /// 4-D tensors: the region between head merges and the view back, proven by the symbolic shapes.
 std::unique_ptr<Pass> MakeUnmergeHeadsPass();
+/// Query heads folded into the query axis (GPTBigCode's multi-query: (B, T*H, D) times one key head
+/// (B, D, S), scores viewed (B, T, H, S)) computed on (B, H, T, ·) heads, proven by the symbolic shapes.
+std::unique_ptr<Pass> MakeUnfoldQueryHeadsPass();
 /// Merges nodes with the same op, attributes and inputs.
 std::unique_ptr<Pass> MakeCommonSubexpressionPass();
 /// Removes nodes whose outputs nobody needs.

@@ -49,9 +49,8 @@ SPECS = [
             "GPTBigCode (StarCoder, SantaCoder) multi-query attention: q (B, T, 64) reshaped to (B, T*4, "
             "16), one K/V head, scores torch.baddbmm(empty, q, k (B, 16, S), beta=0, alpha=1/4) viewed "
             "(B, T, 4, S), the bool tril buffer sliced and unsqueezed to (1, T, 1, S), "
-            "torch.where(mask, w.float(), finfo.min), softmax, bmm with v (B, S, 16). Not fused: the scores' "
-            "(B, T, H, S) layout, heads after the query axis, is not one the attention patterns read; the "
-            "report names the view between the softmax and P.V.",
-            lambda: F.BigCodeMultiQueryAttention(D_MODEL, HEADS, CTX), D_MODEL, 12, causal(kv_num_heads=1), 0,
-            seed=56, extra={"expected_causal_fusions": 0}),
+            "torch.where(mask, w.float(), finfo.min), softmax, bmm with v (B, S, 16). unfold_query_heads "
+            f"computes it on (B, H, T, .) heads, and it fuses as causal with one K/V head.",
+            lambda: F.BigCodeMultiQueryAttention(D_MODEL, HEADS, CTX), D_MODEL, 12, causal(kv_num_heads=1), 1,
+            seed=56),
 ]

@@ -10,6 +10,7 @@ import torch
 from onnx import helper, numpy_helper
 
 import hf_gpt2
+import hf_gpt_bigcode
 import hf_llama
 import hf_qwen3
 from spec import SEQ, ModelSpec, block
@@ -241,6 +242,65 @@ SPECS = [
               build=build_qwen3, make_inputs=decode_inputs, input_names=["input_ids", "attention_mask"] + KV_IN,
               output_names=["logits"] + KV_OUT, dynamic_axes=DECODE_AXES, attention_blocks=LLAMA_BLOCKS,
               expected_fusions=LAYERS, seed=48, extra={"past_length": PAST}),
+]
+
+
+BIGCODE_SHAPE = (f"GPTBigCode (StarCoder, SantaCoder) as Hugging Face writes it (modeling_gpt_bigcode, eager, "
+                 f"multi_query, the CPU path): vocab {VOCAB}, d_model {D_MODEL}, {HEADS} query heads and one K/V "
+                 f"head of {HEAD_DIM}, {LAYERS} layers, context {CTX}; c_attn split into the query (B, T, "
+                 f"{D_MODEL}) and key_value (B, T, {2 * HEAD_DIM}), the heads folded into the query axis "
+                 "(query.reshape(B, T*H, D), baddbmm(zeros, query, key (B, D, S), beta=1, alpha=D ** -0.5) "
+                 "viewed (B, T, H, S)), the mask bias[None, k-q:k, :k] * attention_mask.view(B, 1, -1).bool() "
+                 "unsqueezed to (B, T, 1, S), torch.where(mask, w, finfo.min), softmax, bmm(w.view(B, T*H, S), "
+                 "value).view(B, T, H*D); position ids from cumsum(attention_mask), tied lm_head, "
+                 "gelu_pytorch_tanh")
+BIGCODE_KV_IN = [f"past_key_values.{i}" for i in range(LAYERS)]
+BIGCODE_KV_OUT = [f"present.{i}" for i in range(LAYERS)]
+BIGCODE_PREFILL_AXES = dict(AXES, attention_mask={0: "batch", 1: "seq"})
+BIGCODE_PREFILL_AXES.update({n: {0: "batch", 1: "seq"} for n in BIGCODE_KV_OUT})
+BIGCODE_DECODE_AXES = dict(AXES, attention_mask={0: "batch", 1: "total_seq"})
+BIGCODE_DECODE_AXES.update({n: {0: "batch", 1: "past_seq"} for n in BIGCODE_KV_IN})
+BIGCODE_DECODE_AXES.update({n: {0: "batch", 1: "total_seq"} for n in BIGCODE_KV_OUT})
+BIGCODE_BLOCKS = [block("causal+padding", HEADS, HEAD_DIM, 1) for _ in range(LAYERS)]
+
+
+def build_bigcode():
+    return hf_gpt_bigcode.GPTBigCodeForCausalLM(VOCAB, D_MODEL, HEADS, LAYERS, CTX)
+
+
+def bigcode_decode_inputs(module, rng):
+    """As decode_inputs, with one (B, past, 2D) cache tensor per layer."""
+    prefix = rng.randint(0, VOCAB, size=(2, PAST)).astype(np.int64)
+    with torch.no_grad():
+        out = module(torch.from_numpy(prefix), torch.from_numpy(padding_mask(PAST)))
+    feeds = {"input_ids": rng.randint(0, VOCAB, size=(2, NEW)).astype(np.int64),
+             "attention_mask": padding_mask(PAST + NEW)}
+    for name, t in zip(BIGCODE_KV_IN, out[1:]):
+        feeds[name] = t.numpy().copy()
+    return feeds
+
+
+SPECS += [
+    ModelSpec(name="hf_gpt_bigcode_prefill",
+              description=f"{BIGCODE_SHAPE}. Prefill: input_ids and attention_mask (B, T) in, logits and "
+              f"present.N (B, T, {2 * HEAD_DIM}) out. Sample: T {PROMPT}, batch row 1 left-padded by {PAD}.",
+              build=build_bigcode, make_inputs=prefill_inputs, input_names=["input_ids", "attention_mask"],
+              output_names=["logits"] + BIGCODE_KV_OUT, dynamic_axes=BIGCODE_PREFILL_AXES,
+              attention_blocks=BIGCODE_BLOCKS, expected_fusions=LAYERS, seed=49, save_model=tie_lm_head),
+    ModelSpec(name="hf_gpt_bigcode_decode",
+              description=f"{BIGCODE_SHAPE}. Decode: input_ids (B, T), attention_mask (B, past+T) and "
+              f"past_key_values.N (B, past, {2 * HEAD_DIM}) in, logits and present.N (B, past+T, "
+              f"{2 * HEAD_DIM}) out. Sample: past {PAST} (the presents of a real prefix), T {NEW}, batch row 1 "
+              f"left-padded by {PAD}. Not fused: the position ids are cumsum(attention_mask) sliced "
+              "[past : past + T], whose length shape analysis cannot prove T (attention_mask's key count is "
+              "its own symbol), so the hidden states' query axis is unknown from the embedding on; "
+              "unfold_query_heads computes the blocks on heads, and the attention report names the mask "
+              "broadcast it cannot prove.",
+              build=build_bigcode, make_inputs=bigcode_decode_inputs,
+              input_names=["input_ids", "attention_mask"] + BIGCODE_KV_IN,
+              output_names=["logits"] + BIGCODE_KV_OUT, dynamic_axes=BIGCODE_DECODE_AXES,
+              attention_blocks=BIGCODE_BLOCKS, expected_fusions=0, seed=50,
+              extra={"past_length": PAST, "expected_causal_fusions": 0}, save_model=tie_lm_head),
 ]
 
 

@@ -87,9 +87,9 @@ TEST(MergedHeads, AnAlibiBiasNeverFusesAsPlainCausal) {
 
 // GPTBigCode's multi-query form folds the heads into the query axis: q viewed
 // (B, T*H, D) times one K head (B, D, S), the scores viewed (B, T, H, S) for
-// the softmax and back to (B, T*H, S) for P·V. No pattern reads that layout;
-// the miss is reported at the softmax with the view that separates it from P·V.
-TEST(MergedHeads, HeadsFoldedIntoTheQueryAxisAreReportedNotSilentlySkipped) {
+// the softmax and back to (B, T*H, S) for P·V. unfold_query_heads computes it
+// on (B, H, T, ·) heads, and it fuses with one K/V head.
+TEST(MergedHeads, HeadsFoldedIntoTheQueryAxisFuseWithOneKeyValueHead) {
   GraphBuilder b;
   Value* x = b.Input("x", kF32, Dims({kB, kT, kModel}));
   auto reshape = [&](Value* t, std::vector<int64_t> shape) {
@@ -104,10 +104,13 @@ TEST(MergedHeads, HeadsFoldedIntoTheQueryAxisAreReportedNotSilentlySkipped) {
   Value* p = b.Node("Softmax", {s}, Attrs({{"axis", int64_t{-1}}}));
   b.Output(reshape(b.Node("MatMul", {reshape(p, {kB, kT * kH, kT}), v}), {kB, kT, kModel}));
   FusedComparison r = testing::FuseAndCompare(b.Build(), {PseudoRandom({kB, kT, kModel}, 7)});
-  EXPECT_TRUE(r.report.fusions.empty());
-  ASSERT_EQ(r.report.rejected.size(), 1u);
-  EXPECT_TRUE(absl::StrContains(r.report.rejected[0].reason, "through Reshape")) << r.report.rejected[0].reason;
-  EXPECT_LT(r.error, 1e-6);
+  ASSERT_EQ(r.report.fusions.size(), 1u);
+  EXPECT_EQ(r.report.fusions[0].num_heads, kH);
+  EXPECT_EQ(r.report.fusions[0].kv_num_heads, 1);
+  EXPECT_EQ(r.report.fusions[0].head_dim, kD);
+  EXPECT_FLOAT_EQ(r.report.fusions[0].scale, 0.5f);
+  EXPECT_TRUE(r.report.rejected.empty());
+  EXPECT_LT(r.error, 1e-5);
 }
 
 }  // namespace

@@ -34,7 +34,9 @@ const std::map<std::string, std::string>& KnownShapeGaps() {
       {"hf_gpt2_decode_op13", "the same Conv1D form as hf_gpt2_decode (the same module at opset 13)"},
       {"ort_gpt2_attention_past", "the Gemm projection's [B·T, N] rows viewed back by Shape(context), past the "
                                   "KV-cache Concat, as in hf_gpt2_decode"},
-      {"ort_gpt2_attention_past_swapped", "the same Gemm form as ort_gpt2_attention_past"}};
+      {"ort_gpt2_attention_past_swapped", "the same Gemm form as ort_gpt2_attention_past"},
+      {"hf_gpt_bigcode_decode", "the position ids cumsum(attention_mask)[:, past : past + T]: a slice of "
+                                "attention_mask's own key count, whose length is not proven T"}};
   return *gaps;
 }
 
