@@ -31,6 +31,7 @@
 // stopped it.
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -208,7 +209,7 @@ class Finder {
   const std::string& reason() const { return reason_; }
 
  private:
-  static constexpr int kMaxChain = 64;
+  static constexpr int kMaxChain = 256;
 
   // One K or V head shared by every query head: (B or 1, S, D) for V, (B or
   // 1, D, S) for K, or the 2-D (S, D) / (D, S); `dim` gets D (static). The
@@ -254,15 +255,21 @@ class Finder {
     return Step{const_cast<Node*>(&p), chain_input};
   }
 
-  // Whether `v` is the score view's output or computed from it within
-  // `depth` ops of rank-4 values.
-  static bool ReachesScoreView(const Value* v, int64_t heads, int depth) {
-    const Node* p = v->producer();
-    if (p == nullptr || depth <= 0) return false;
-    if (IsScoreView(p, heads)) return true;
-    for (int i = 0; i < p->num_inputs(); ++i) {
-      const Value* x = p->input(i);
-      if (x != nullptr && ShapeOfRank(x, 4) != nullptr && ReachesScoreView(x, heads, depth - 1)) return true;
+  // Whether `v` is the score view's output or computed from it through
+  // rank-4 values, looking at no more than `budget` values (a bound that
+  // keeps a graph of many shared paths linear).
+  static bool ReachesScoreView(const Value* v, int64_t heads, int budget) {
+    std::vector<const Value*> pending = {v};
+    std::unordered_set<const Value*> seen = {v};
+    while (!pending.empty() && budget-- > 0) {
+      const Node* p = pending.back()->producer();
+      pending.pop_back();
+      if (p == nullptr) continue;
+      if (IsScoreView(p, heads)) return true;
+      for (int i = 0; i < p->num_inputs(); ++i) {
+        const Value* x = p->input(i);
+        if (x != nullptr && ShapeOfRank(x, 4) != nullptr && seen.insert(x).second) pending.push_back(x);
+      }
     }
     return false;
   }
