@@ -30,13 +30,6 @@ struct Candidate {
   std::string softmax;  // where the report anchors the candidate
 };
 
-void AddRejection(FusionReport* report, RejectedCandidate rejection) {
-  if (report == nullptr) return;
-  for (const RejectedCandidate& r : report->rejected)
-    if (r.at == rejection.at && r.pattern == rejection.pattern && r.reason == rejection.reason) return;
-  report->rejected.push_back(std::move(rejection));
-}
-
 class AttentionFusionPass final : public Pass {
  public:
   AttentionFusionPass() {

@@ -39,4 +39,13 @@ bool SameTensor(const Tensor& a, const Tensor& b) {
   return std::memcmp(a.raw_data(), b.raw_data(), a.byte_size()) == 0;
 }
 
+void ReplaceOutputWith(Graph& graph, Node* node, Value* replacement) {
+  Value* out = node->output(0);
+  if (out->is_graph_output()) {
+    graph.ReplaceNode(node, "Identity", "", {replacement});
+  } else {
+    graph.ReplaceAllUsesWith(out, replacement);
+  }
+}
+
 }  // namespace attune

@@ -14,6 +14,11 @@ namespace attune {
 /// Omitted outputs (nullptr) ignore their tensor.
 absl::Status ReplaceNodeWithConstants(Graph& graph, Node* node, std::vector<Tensor> tensors);
 
+/// Makes `replacement` stand for `node`'s output 0: its readers read
+/// `replacement` instead, or, when that output is a graph output, `node`
+/// becomes Identity(replacement) so that the output keeps its name.
+void ReplaceOutputWith(Graph& graph, Node* node, Value* replacement);
+
 /// A 1-D int64 tensor.
 Tensor Int64Vector(const std::vector<int64_t>& values);
 

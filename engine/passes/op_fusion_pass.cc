@@ -180,11 +180,7 @@ class OpFusionPass final : public Pass {
     if (log.Enabled(LogLevel::kDebug))
       log.Log(LogLevel::kDebug, absl::StrCat(name_, ": ", rejection.pattern, " not fused at '", rejection.at,
                                              "': ", rejection.reason));
-    FusionReport* report = context.report;
-    if (report == nullptr) return;
-    for (const RejectedCandidate& r : report->rejected)
-      if (r.at == rejection.at && r.pattern == rejection.pattern && r.reason == rejection.reason) return;
-    report->rejected.push_back(std::move(rejection));
+    AddRejection(context.report, std::move(rejection));
   }
 
   std::string name_;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string_view>
+#include <utility>
 
 #include "absl/status/statusor.h"
 #include "attune/fusion_report.h"
@@ -26,6 +27,15 @@ struct PassContext {
   /// Upper bound on rewrites a fusion pass makes (bisecting a bad rewrite); < 0 = no bound.
   int max_rewrites = -1;
 };
+
+/// Appends a rejected candidate to `report` (when there is one) unless the
+/// same one is there already: passes of a stage run several rounds.
+inline void AddRejection(FusionReport* report, RejectedCandidate rejection) {
+  if (report == nullptr) return;
+  for (const RejectedCandidate& r : report->rejected)
+    if (r.at == rejection.at && r.pattern == rejection.pattern && r.reason == rejection.reason) return;
+  report->rejected.push_back(std::move(rejection));
+}
 
 class Pass {
  public:

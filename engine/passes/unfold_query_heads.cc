@@ -536,12 +536,7 @@ class UnfoldQueryHeadsPass final : public Pass {
         continue;
       }
       Value* result = Builder(graph, *block).Build();
-      Value* out = product->output(0);
-      if (out->is_graph_output()) {
-        graph.ReplaceNode(product, "Identity", "", {result});
-      } else {
-        graph.ReplaceAllUsesWith(out, result);
-      }
+      ReplaceOutputWith(graph, product, result);
       changed = true;
     }
     if (changed) graph.RemoveDeadNodes();
@@ -550,11 +545,7 @@ class UnfoldQueryHeadsPass final : public Pass {
 
  private:
   static void Report(PassContext& context, const std::string& at, const std::string& reason) {
-    FusionReport* report = context.report;
-    if (report == nullptr) return;
-    for (const RejectedCandidate& r : report->rejected)
-      if (r.at == at && r.pattern == kPassName && r.reason == reason) return;
-    report->rejected.push_back(RejectedCandidate{at, std::string(kPassName), reason});
+    AddRejection(context.report, RejectedCandidate{at, std::string(kPassName), reason});
   }
 };
 

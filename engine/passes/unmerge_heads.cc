@@ -269,12 +269,7 @@ class UnmergeHeadsPass final : public Pass {
         continue;
       }
       Value* result = Build(graph, plan, *heads, merged);
-      Value* out = split->output(0);
-      if (out->is_graph_output()) {
-        graph.ReplaceNode(split, "Identity", "", {result});
-      } else {
-        graph.ReplaceAllUsesWith(out, result);
-      }
+      ReplaceOutputWith(graph, split, result);
       changed = true;
     }
     if (changed) graph.RemoveDeadNodes();
@@ -283,11 +278,7 @@ class UnmergeHeadsPass final : public Pass {
 
  private:
   static void Report(PassContext& context, const std::string& at, const std::string& reason) {
-    FusionReport* report = context.report;
-    if (report == nullptr) return;
-    for (const RejectedCandidate& r : report->rejected)
-      if (r.at == at && r.pattern == "unmerge_heads" && r.reason == reason) return;
-    report->rejected.push_back(RejectedCandidate{at, "unmerge_heads", reason});
+    AddRejection(context.report, RejectedCandidate{at, "unmerge_heads", reason});
   }
 
   // Unsqueeze(input, axis) as the graph's opset writes it (axes an input from 13 on).

@@ -83,14 +83,15 @@ def prefill_inputs(module, rng):
             "attention_mask": padding_mask(PROMPT)}
 
 
-def decode_inputs(module, rng):
-    """past_* are the presents of a real PAST-token prefix (row 1 padded), then NEW tokens."""
+def decode_inputs(module, rng, kv_names=None):
+    """past_* are the presents of a real PAST-token prefix (row 1 padded), then NEW tokens; `kv_names`
+    the cache inputs in the order of the module's presents (default KV_IN)."""
     prefix = rng.randint(0, VOCAB, size=(2, PAST)).astype(np.int64)
     with torch.no_grad():
         out = module(torch.from_numpy(prefix), torch.from_numpy(padding_mask(PAST)))
     feeds = {"input_ids": rng.randint(0, VOCAB, size=(2, NEW)).astype(np.int64),
              "attention_mask": padding_mask(PAST + NEW)}
-    for name, t in zip(KV_IN, out[1:]):
+    for name, t in zip(kv_names or KV_IN, out[1:]):
         feeds[name] = t.numpy().copy()
     return feeds
 
@@ -270,14 +271,7 @@ def build_bigcode():
 
 def bigcode_decode_inputs(module, rng):
     """As decode_inputs, with one (B, past, 2D) cache tensor per layer."""
-    prefix = rng.randint(0, VOCAB, size=(2, PAST)).astype(np.int64)
-    with torch.no_grad():
-        out = module(torch.from_numpy(prefix), torch.from_numpy(padding_mask(PAST)))
-    feeds = {"input_ids": rng.randint(0, VOCAB, size=(2, NEW)).astype(np.int64),
-             "attention_mask": padding_mask(PAST + NEW)}
-    for name, t in zip(BIGCODE_KV_IN, out[1:]):
-        feeds[name] = t.numpy().copy()
-    return feeds
+    return decode_inputs(module, rng, BIGCODE_KV_IN)
 
 
 SPECS += [

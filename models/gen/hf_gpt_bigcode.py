@@ -17,6 +17,8 @@ The forms an export of the real thing carries, each kept here:
 import torch
 from torch import nn
 
+from hf_gpt2 import GPT2Block, GPT2LMHeadModel
+
 
 class GPTBigCodeAttention(nn.Module):
     def __init__(self, d_model, num_heads):
@@ -73,40 +75,25 @@ class GPTBigCodeMLP(nn.Module):
         return self.dropout(self.c_proj(nn.functional.gelu(self.c_fc(x), approximate="tanh")))
 
 
-class GPTBigCodeBlock(nn.Module):
-    def __init__(self, d_model, num_heads):
-        super().__init__()
-        self.ln_1 = nn.LayerNorm(d_model, eps=1e-5)
+class GPTBigCodeBlock(GPT2Block):
+    """GPT-2's block (ln_1, attention, residual, ln_2, MLP, residual) with GPTBigCode's attention and MLP."""
+
+    def __init__(self, d_model, num_heads, context):
+        super().__init__(d_model, num_heads, context)
         self.attn = GPTBigCodeAttention(d_model, num_heads)
-        self.ln_2 = nn.LayerNorm(d_model, eps=1e-5)
         self.mlp = GPTBigCodeMLP(d_model)
 
-    def forward(self, hidden_states, layer_past, attention_mask):
-        attn_output, present = self.attn(self.ln_1(hidden_states), layer_past, attention_mask)
-        hidden_states = attn_output + hidden_states
-        hidden_states = hidden_states + self.mlp(self.ln_2(hidden_states))
-        return hidden_states, present
 
-
-class GPTBigCodeForCausalLM(nn.Module):
+class GPTBigCodeForCausalLM(GPT2LMHeadModel):
     """forward(input_ids, attention_mask, *past) -> (logits, *presents); one past per layer,
-    (B, past, 2 * head_dim), keys then values along the last axis (none for the prefill graph)."""
+    (B, past, 2 * head_dim), keys then values along the last axis (none for the prefill graph).
+    GPT-2's embeddings, final norm and tied head, with GPTBigCode's blocks and its model-level mask."""
 
     def __init__(self, vocab=97, d_model=64, num_heads=4, layers=2, context=64):
-        super().__init__()
-        self.layers = layers
-        self.wte = nn.Embedding(vocab, d_model)
-        self.wpe = nn.Embedding(context, d_model)
-        self.drop = nn.Dropout(0.1)
-        self.h = nn.ModuleList(GPTBigCodeBlock(d_model, num_heads) for _ in range(layers))
-        self.ln_f = nn.LayerNorm(d_model, eps=1e-5)
-        self.lm_head = nn.Linear(d_model, vocab, bias=False)
+        super().__init__(vocab, d_model, num_heads, layers, context)
+        self.h = nn.ModuleList(GPTBigCodeBlock(d_model, num_heads, context) for _ in range(layers))
         self.register_buffer("bias", torch.tril(torch.ones((context, context), dtype=torch.bool)),
                              persistent=False)
-        with torch.no_grad():
-            self.wte.weight.normal_(0.0, 0.02)
-            self.wpe.weight.normal_(0.0, 0.01)
-        self.lm_head.weight = self.wte.weight
 
     def forward(self, input_ids, attention_mask, *past):
         past_key_values = list(past) if past else [None] * self.layers

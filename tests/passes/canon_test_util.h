@@ -1,13 +1,18 @@
 // Shared by the canonicalisation pass tests: run one pass, read shapes.
 #pragma once
 
+#include <memory>
 #include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
 
 #include "absl/status/statusor.h"
 #include "core/ir/graph.h"
 #include "engine/exec/plan_evaluator.h"
 #include "engine/passes/pass.h"
 #include "ops/registry.h"
+#include "tests/common/graph_builder.h"
 
 namespace attune::testing {
 
@@ -21,6 +26,21 @@ inline absl::StatusOr<bool> RunPass(Pass& pass, Graph& graph) {
   absl::Status verified = graph.Verify();
   if (!verified.ok()) return verified;
   return changed;
+}
+
+/// The built graph with its shapes inferred.
+inline std::unique_ptr<Graph> BuildWithShapes(GraphBuilder& b, Pass& shape_inference) {
+  auto graph = b.Build();
+  auto shapes = RunPass(shape_inference, *graph);
+  if (!shapes.ok()) ADD_FAILURE() << shapes.status();
+  return graph;
+}
+
+/// The dims of a value whose shape is static.
+inline std::vector<int64_t> StaticDims(const Value* v) {
+  std::vector<int64_t> dims;
+  for (const Dim& d : *v->shape()) dims.push_back(d.value());
+  return dims;
 }
 
 inline std::string ShapeOf(const Value* v) {

@@ -57,10 +57,7 @@ std::unique_ptr<Graph> FoldedBlock(const BlockOptions& o, int opset = 17) {
   Value* out = ReshapeTo(b, b.Node("MatMul", {ReshapeTo(b, p, {kB, kT * kH, kS}), v}), {kB, kT, kH * kD});
   b.Output(out);
   if (o.probs_also_output) b.Output(p);
-  auto graph = b.Build();
-  auto shapes = MakeShapeInferencePass();
-  EXPECT_TRUE(RunPass(*shapes, *graph).ok());
-  return graph;
+  return BuildWithShapes(b, *MakeShapeInferencePass());
 }
 
 // Scores with a NaN and an Inf in them, a mask that hides one query's every key.
@@ -68,8 +65,7 @@ std::vector<Tensor> BlockInputs(const Graph& graph) {
   std::vector<Tensor> inputs;
   uint32_t seed = 1;
   for (const Value* in : graph.inputs()) {
-    std::vector<int64_t> shape;
-    for (const Dim& d : *in->shape()) shape.push_back(d.value());
+    const std::vector<int64_t> shape = StaticDims(in);
     if (in->type() == ElementType::kBool) {
       Tensor mask = *Tensor::Create(ElementType::kBool, shape);
       for (int64_t i = 0; i < mask.num_elements(); ++i) mask.data<bool>()[i] = (i % kS) <= ((i / kS) % kT) + 1;

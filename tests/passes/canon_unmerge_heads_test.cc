@@ -69,18 +69,14 @@ std::unique_ptr<Graph> BmmBlock(const BlockOptions& o, int opset = 17) {
   b.Output(out);
   if (o.probs_also_output) b.Output(p);
   if (o.merged_q_read_twice) b.Output(b.Node("Relu", {q3}));
-  auto graph = b.Build();
-  auto shapes = MakeShapeInferencePass();
-  EXPECT_TRUE(RunPass(*shapes, *graph).ok());
-  return graph;
+  return BuildWithShapes(b, *MakeShapeInferencePass());
 }
 
 std::vector<Tensor> BlockInputs(const Graph& graph) {
   std::vector<Tensor> inputs;
   uint32_t seed = 1;
   for (const Value* in : graph.inputs()) {
-    std::vector<int64_t> shape;
-    for (const Dim& d : *in->shape()) shape.push_back(d.value());
+    const std::vector<int64_t> shape = StaticDims(in);
     inputs.push_back(PseudoRandom(shape, seed++));
   }
   return inputs;
