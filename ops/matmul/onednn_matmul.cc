@@ -16,6 +16,7 @@
 #include "ops/common/lru_cache.h"
 #include "ops/common/omp_team_scope.h"
 #include "ops/common/parallel.h"
+#include "ops/matmul/gemm_rows.h"
 #include "ops/matmul/gemv_weights.h"
 
 namespace attune {
@@ -347,6 +348,13 @@ absl::Status OneDnnConstantMatMul::Run(const float* a, int64_t m, float* c, int 
       GemvRowMajor(weights, impl_->k, impl_->n, a, m, bias, c, team);
     else
       GemvPanels(*impl_->panels, weights, a, m, bias, c, team);
+    return absl::OkStatus();
+  }
+  if (impl_->in_place && GemmRowsInPlaceAvailable()) {
+    const float* weights = static_cast<const float*>(impl_->weights.get_data_handle());
+    const float* bias = impl_->bias.empty() ? nullptr : impl_->bias.data();
+    const int team = threads > 0 && !omp_in_parallel() ? threads : CurrentTeamSize();
+    GemmRowsInPlace(weights, impl_->k, impl_->n, a, m, bias, c, team);
     return absl::OkStatus();
   }
   OmpTeamScope team(threads);
