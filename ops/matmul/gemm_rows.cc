@@ -1,5 +1,8 @@
 #include "ops/matmul/gemm_rows.h"
 
+#include <atomic>
+
+#include "core/memory/pooled_buffer.h"
 #include "ops/common/cpu_features.h"
 #include "ops/common/parallel.h"
 
@@ -7,16 +10,26 @@ namespace attune {
 
 bool GemmRowsInPlaceAvailable() { return ActiveIsa() == Isa::kAvx2; }
 
-void GemmRowsInPlace(const float* weights, int64_t k, int64_t n, const float* a, int64_t m, const float* bias,
-                     float* c, int threads) {
+absl::Status GemmRowsInPlace(const float* weights, int64_t k, int64_t n, const float* a, int64_t m,
+                             const float* bias, float* c, int threads) {
   using namespace gemm_rows_detail;
   const Problem p{weights, k, n, a, m, bias, c};
   const int64_t strips = (n + kTileCols - 1) / kTileCols;
   // Strips per thread below which one thread does it all: a strip is M · K
   // multiply-adds per column (1.6 M at M = 128, K = 768).
   constexpr int64_t kStripsGrain = 4;
-  ParallelForRange(strips, kStripsGrain, threads,
-                   [&](int64_t first, int64_t last) { StripRangeAvx2(p, first, last); });
+  std::atomic<bool> no_scratch{false};
+  ParallelForRange(strips, kStripsGrain, threads, [&](int64_t first, int64_t last) {
+    PooledBuffer scratch(sizeof(float) * kStripScratchFloats);
+    if (scratch.data() == nullptr) {
+      no_scratch.store(true, std::memory_order_relaxed);
+      return;
+    }
+    StripRangeAvx2(p, first, last, static_cast<float*>(scratch.data()));
+  });
+  if (no_scratch.load(std::memory_order_relaxed))
+    return absl::ResourceExhaustedError("matmul: cannot allocate the row GEMM's weight strips");
+  return absl::OkStatus();
 }
 
 }  // namespace attune

@@ -11,6 +11,8 @@
 
 #include <cstdint>
 
+#include "absl/status/status.h"
+
 namespace attune {
 
 /// Whether GemmRowsInPlace runs here (the active ISA is AVX2: AVX-512 machines
@@ -18,9 +20,10 @@ namespace attune {
 bool GemmRowsInPlaceAvailable();
 
 /// c[M, N] = a[M, K] · W (+ bias[N]) for a dense row-major W of K × N; a and
-/// c dense row-major. Only where GemmRowsInPlaceAvailable().
-void GemmRowsInPlace(const float* weights, int64_t k, int64_t n, const float* a, int64_t m, const float* bias,
-                     float* c, int threads);
+/// c dense row-major. Only where GemmRowsInPlaceAvailable(). Fails only when
+/// its scratch (kStripScratchFloats per thread) cannot be allocated.
+absl::Status GemmRowsInPlace(const float* weights, int64_t k, int64_t n, const float* a, int64_t m,
+                             const float* bias, float* c, int threads);
 
 namespace gemm_rows_detail {
 
@@ -30,6 +33,8 @@ inline constexpr int64_t kTileCols = 16;
 inline constexpr int64_t kStripRows = 768;
 /// Strips copied together (a weight row's 256 contiguous bytes).
 inline constexpr int64_t kPackedStrips = 4;
+/// Floats of scratch one range of strips needs (192 KiB: off the stack).
+inline constexpr int64_t kStripScratchFloats = kPackedStrips * kStripRows * kTileCols;
 
 struct Problem {
   const float* weights;
@@ -40,8 +45,9 @@ struct Problem {
   float* c;
 };
 
-/// Computes output columns [first_strip · 16, last_strip · 16) ∩ [0, N).
-void StripRangeAvx2(const Problem& p, int64_t first_strip, int64_t last_strip);
+/// Computes output columns [first_strip · 16, last_strip · 16) ∩ [0, N);
+/// `scratch` holds kStripScratchFloats, 32-byte aligned.
+void StripRangeAvx2(const Problem& p, int64_t first_strip, int64_t last_strip, float* scratch);
 
 }  // namespace gemm_rows_detail
 }  // namespace attune

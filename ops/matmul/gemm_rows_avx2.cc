@@ -80,8 +80,7 @@ void PackStrips(const Problem& p, int64_t k0, int64_t kc, int64_t s0, int64_t co
 
 }  // namespace
 
-void StripRangeAvx2(const Problem& p, int64_t first_strip, int64_t last_strip) {
-  alignas(32) float strips[kPackedStrips * kStripRows * kTileCols];
+void StripRangeAvx2(const Problem& p, int64_t first_strip, int64_t last_strip, float* strips) {
   // A tile narrower than 16 columns or shorter than 6 rows is computed here
   // and its part copied out; rows past M read zeros.
   alignas(32) float edge[kTileRows * kTileCols];

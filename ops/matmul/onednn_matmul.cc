@@ -354,8 +354,7 @@ absl::Status OneDnnConstantMatMul::Run(const float* a, int64_t m, float* c, int 
     const float* weights = static_cast<const float*>(impl_->weights.get_data_handle());
     const float* bias = impl_->bias.empty() ? nullptr : impl_->bias.data();
     const int team = threads > 0 && !omp_in_parallel() ? threads : CurrentTeamSize();
-    GemmRowsInPlace(weights, impl_->k, impl_->n, a, m, bias, c, team);
-    return absl::OkStatus();
+    return GemmRowsInPlace(weights, impl_->k, impl_->n, a, m, bias, c, team);
   }
   OmpTeamScope team(threads);
   try {

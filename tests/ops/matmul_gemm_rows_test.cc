@@ -58,8 +58,8 @@ TEST_F(GemmRowsTest, MatchesReferenceAcrossTilesStripsAndRowBlocks) {
           const float* b = with_bias ? bias.data() : nullptr;
           const std::vector<float> want = Reference(a, w, b, m, k, n);
           std::vector<float> one(m * n, -7.0f), two(m * n, -7.0f);
-          GemmRowsInPlace(w.data(), k, n, a.data(), m, b, one.data(), 1);
-          GemmRowsInPlace(w.data(), k, n, a.data(), m, b, two.data(), 2);
+          ASSERT_TRUE(GemmRowsInPlace(w.data(), k, n, a.data(), m, b, one.data(), 1).ok());
+          ASSERT_TRUE(GemmRowsInPlace(w.data(), k, n, a.data(), m, b, two.data(), 2).ok());
           for (int64_t i = 0; i < m * n; ++i) {
             ASSERT_NEAR(one[i], want[i], 1e-5 * (1 + k)) << m << "x" << k << "x" << n << " bias " << with_bias << " at " << i;
             ASSERT_EQ(one[i], two[i]) << m << "x" << k << "x" << n << " at " << i;
@@ -73,7 +73,7 @@ TEST_F(GemmRowsTest, NanInARowReachesThatRowOnly) {
   const std::vector<float> w = Values(k * n, 5);
   a[7 * k + 20] = std::numeric_limits<float>::quiet_NaN();
   std::vector<float> c(m * n);
-  GemmRowsInPlace(w.data(), k, n, a.data(), m, nullptr, c.data(), 2);
+  ASSERT_TRUE(GemmRowsInPlace(w.data(), k, n, a.data(), m, nullptr, c.data(), 2).ok());
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) EXPECT_EQ(std::isnan(c[i * n + j]), i == 7) << i << ", " << j;
 }
@@ -88,7 +88,7 @@ TEST_F(GemmRowsTest, ConstantInPlaceProductTakesIt) {
   ASSERT_TRUE(product.ok()) << product.status();
   std::vector<float> c(m * n), direct(m * n);
   ASSERT_TRUE((*product)->Run(a.data(), m, c.data(), 2).ok());
-  GemmRowsInPlace(w.data(), k, n, a.data(), m, bias.data(), direct.data(), 1);
+  ASSERT_TRUE(GemmRowsInPlace(w.data(), k, n, a.data(), m, bias.data(), direct.data(), 1).ok());
   const std::vector<float> want = Reference(a, w, bias.data(), m, k, n);
   for (int64_t i = 0; i < m * n; ++i) {
     EXPECT_EQ(c[i], direct[i]) << i;
