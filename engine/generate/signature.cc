@@ -40,8 +40,16 @@ std::vector<std::string> Words(const std::string& name) {
 
 NameParts ParseName(const std::string& name) {
   NameParts parts;
-  for (const std::string& w : Words(name)) {
-    // "past_key_values.0.key" has both "key" and "values": the last kind word names the tensor.
+  const std::vector<std::string> words = Words(name);
+  for (size_t i = 0; i < words.size(); ++i) {
+    const std::string& w = words[i];
+    // "key_values" names the collection, not a kind: GPTBigCode's
+    // "past_key_values.0" holds key and value in one tensor.
+    if (w == "key" && i + 1 < words.size() && words[i + 1] == "values") {
+      ++i;
+      continue;
+    }
+    // "past_key_values.0.key" then says its kind after it: the last kind word names the tensor.
     if (w == "key" || w == "keys" || w == "k") parts.kind = "key";
     if (w == "value" || w == "values" || w == "v") parts.kind = "value";
     if (w.find("past") != std::string::npos || w.find("cache") != std::string::npos) parts.cache_like = true;

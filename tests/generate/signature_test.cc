@@ -60,6 +60,25 @@ TEST(SignatureTest, HuggingFaceNamesPairByLayerAndKind) {
   EXPECT_EQ(s->cache[0].seq_axis, 2);
 }
 
+TEST(SignatureTest, KeyValuesNamesTheCollectionNotAKind) {
+  // GPTBigCode: one (B, S, 2D) tensor per layer, named past_key_values.N / present.N.
+  auto kv = [](const std::string& n, const std::string& seq) {
+    return Info(n, ElementType::kFloat32, {"batch", seq, "256"});
+  };
+  std::vector<TensorInfo> in = {Ids(), Info("attention_mask", ElementType::kInt64, {"batch", "total"}),
+                                kv("past_key_values.0", "past"), kv("past_key_values.1", "past")};
+  std::vector<TensorInfo> out = {Logits(), kv("present.0", "total"), kv("present.1", "total")};
+  auto s = FindSignature(in, out, nullptr, {}, true);
+  ASSERT_TRUE(s.ok()) << s.status();
+  using P = std::pair<std::string, std::string>;
+  EXPECT_EQ(Pairs(*s), (std::vector<P>{{"past_key_values.0", "present.0"}, {"past_key_values.1", "present.1"}}));
+  for (const CacheBinding& b : s->cache) {
+    EXPECT_EQ(b.kind, "kv") << b.past;
+    EXPECT_EQ(b.seq_axis, 1) << b.past;
+  }
+  EXPECT_EQ(s->cache[1].layer, 1);
+}
+
 TEST(SignatureTest, TorchExportNames) {
   std::vector<TensorInfo> in = {Ids(), Kv("past_key_0", "p"), Kv("past_value_0", "p")};
   std::vector<TensorInfo> out = {Logits(), Kv("present_value_0", "t"), Kv("present_key_0", "t")};
