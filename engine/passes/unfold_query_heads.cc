@@ -23,12 +23,17 @@
 // each row from that row of Q alone, and every op of the chain is element-wise
 // (Softmax over the last axis, which the permutation keeps last), so it
 // computes element (b, t, h, s) from the elements at the same place of its
-// broadcast operands, which are viewed by the same permutation. Every dim is
-// proven by the symbolic shapes: the score view's (B, T*H, S) -> (B, T, H, S)
-// and the probabilities' view back, H and D static; each value of the chain
-// is read by the chain alone and is no graph output. Otherwise the graph is left as it is, and a block that has the
-// folded form but a chain this pass cannot carry is reported with the op that
-// stopped it.
+// broadcast operands, which are viewed by the same permutation. What the
+// shapes prove: the score view keeps the batch and the key count and splits
+// T*H with H static (so by its element count T*H is the query rows, H the
+// inner factor), the probabilities' view back keeps the batch, and Q's and
+// V's head dims are static; each value of the chain is read by the chain
+// alone and is no graph output. What they do not prove is checked on the new
+// layout at run time, as the original views checked it: the view back's key
+// count, a baddbmm base's shape, and the context's rows (taken from Q3's
+// shape). Otherwise the graph is left as it is, and a block that has the
+// folded form but a chain this pass cannot carry is reported with the op
+// that stopped it.
 #include <optional>
 #include <unordered_map>
 #include <unordered_set>

@@ -3,9 +3,9 @@
 // products (M of a prompt, K × N of a transformer's projections) well below
 // the FMA peak (bench/matmul_bench BM_ConstantWeightsLayout on Zen 3: 31–52
 // of 95 GFLOP/s per core at M = 128, K = 768), so they are computed here:
-// a 6 × 16 register tile, the weights copied 16 columns and 256 rows at a
-// time into a contiguous strip that stays in L1 while every row of A passes
-// over it. Threads take disjoint ranges of 16-column strips; the sum over K
+// a 6 × 16 register tile, the weights copied 4 strips of 16 columns and 768
+// rows at a time into contiguous scratch that stays in L2 while every row of
+// A passes over it. Threads take disjoint ranges of 16-column strips; the sum over K
 // runs in order, so results do not depend on the thread count.
 #pragma once
 

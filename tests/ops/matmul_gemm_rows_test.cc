@@ -48,7 +48,7 @@ class GemmRowsTest : public ::testing::Test {
 
 TEST_F(GemmRowsTest, MatchesReferenceAcrossTilesStripsAndRowBlocks) {
   const int64_t ms[] = {1, 5, 6, 7, 13, 40};
-  const int64_t ks[] = {1, 17, gemm_rows_detail::kStripRows, gemm_rows_detail::kStripRows + 3, 1600};
+  const int64_t ks[] = {0, 1, 17, gemm_rows_detail::kStripRows, gemm_rows_detail::kStripRows + 3, 1600};
   const int64_t ns[] = {1, 15, 16, 17, 64, 65, 100};
   for (int64_t m : ms)
     for (int64_t k : ks)
