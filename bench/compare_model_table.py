@@ -84,7 +84,7 @@ def cmd_machine(peak_path, why_not='not built (scripts/build.sh release machine_
         fma.append(f'{isa} {one:.1f} / {all_:.1f}' if one is not None else f'{isa} not available')
     print(f"machine peak (bench/machine_peak, 1 / {n} threads): fp32 FMA GFLOP/s {', '.join(fma)}; "
           f"read {peak['read_gbs_1t']:.1f} / {peak['read_gbs_nt']:.1f} GB/s "
-          f"(streaming sum over {peak['buffer_mib']} MiB)")
+          f"(sum over {peak['buffer_mib']} MiB in four streams a thread)")
 
 
 def npy_shape(path):

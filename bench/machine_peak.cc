@@ -1,7 +1,8 @@
 // The machine's own limits, to judge a benchmark against: fp32 FMA throughput
 // (12 independent register-only FMA chains, zmm where the CPU has AVX-512 and
 // ymm with AVX2 + FMA) and read bandwidth (a streaming sum over a buffer far
-// larger than the last-level cache), on 1 thread and on N threads (OpenMP).
+// larger than the last-level cache, each thread reading its share as four
+// distant streams with AVX2), on 1 thread and on N threads (OpenMP).
 // Prints one JSON object; bench/compare_model.sh prints it before its tables.
 //
 // usage: machine_peak [--threads N] [--buffer-mib MIB] [--seconds S]

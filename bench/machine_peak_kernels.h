@@ -14,7 +14,8 @@ float FmaChainsZmm(int64_t iterations);
 float FmaChainsYmm(int64_t iterations);
 inline constexpr int kFmaChains = 12;
 
-/// The sum of `n` floats, read with 256-bit loads into 4 accumulators.
+/// The sum of `n` floats, read with 256-bit loads as four streams (the four
+/// quarters of the buffer side by side), one accumulator each.
 float ReadSumYmm(const float* data, size_t n);
 
 }  // namespace attune::bench

@@ -119,7 +119,7 @@ TEST(GemvPanels, RowMajorMatrixInPlace) {
 
 TEST(GemvTransposed, EveryVariantMatchesReference) {
   // B is [N, K] (a tied embedding read as the lm_head): K with and without a
-  // tail past the 16-float steps, N with and without a tail past groups of 4.
+  // tail past the 16-float steps, N with and without a tail past 4 equal parts.
   for (Isa isa : {Isa::kGeneric, Isa::kAvx2}) {
     if (!IsaSupported(isa)) continue;
     IsaScope scope(isa);
