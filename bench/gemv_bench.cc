@@ -4,12 +4,12 @@
 // 768×3072, 3072×768: 340 MB, far beyond the caches; llama:0) or a 4-layer
 // TinyLlama's with its head (llama:1, 670 MB), packed by oneDNN (in_place:0)
 // and read where they are, row-major (in_place:1); and GPT-2's tied head read
-// as stored (BM_TiedHead). Divide its
-// "bytes_per_second" by the read bandwidth bench/machine_peak measures in the
-// same session for the share of the machine's bandwidth it reaches.
+// as stored (BM_TiedHead). Divide its "bytes_per_second" by the read bandwidth
+// bench/machine_peak measures in the same session for the share of the
+// machine's bandwidth it reaches.
 //
-//   ./gemv_bench --benchmark_repetitions=5
-//   --benchmark_report_aggregates_only=true
+//   ./gemv_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
+#include <algorithm>
 #include <memory>
 #include <vector>
 
@@ -24,75 +24,66 @@ struct Layer {
   int64_t k, n;
 };
 struct Shape {
-  std::vector<Layer> layer; // one layer's weights
+  std::vector<Layer> layer;  // one layer's weights
   int depth;
-  std::vector<Layer> head; // after the layers
+  std::vector<Layer> head;  // after the layers
 };
 // GPT-2 small (its tied head is BM_TiedHead), and TinyLlama's width at 4
 // layers (Q, K, V, O, gate, up, down) with its untied 32 000-word head.
-const Shape &ModelShape(int which) {
-  static const Shape gpt2{
-      {{768, 2304}, {768, 768}, {768, 3072}, {3072, 768}}, 12, {}};
-  static const Shape llama{{{2048, 2048},
-                            {2048, 256},
-                            {2048, 256},
-                            {2048, 2048},
-                            {2048, 5632},
-                            {2048, 5632},
-                            {5632, 2048}},
-                           4,
-                           {{2048, 32000}}};
-  return which == 0 ? gpt2 : llama;
+const Shape& ModelShape(bool llama) {
+  static const Shape gpt2{{{768, 2304}, {768, 768}, {768, 3072}, {3072, 768}}, 12, {}};
+  static const Shape tiny_llama{
+      {{2048, 2048}, {2048, 256}, {2048, 256}, {2048, 2048}, {2048, 5632}, {2048, 5632}, {5632, 2048}},
+      4,
+      {{2048, 32000}}};
+  return llama ? tiny_llama : gpt2;
 }
 
 struct Model {
   std::vector<std::unique_ptr<OneDnnConstantMatMul>> weights;
-  std::vector<std::vector<float>> plain; // the matrices used in place
+  std::vector<std::vector<float>> plain;  // the matrices used in place
   std::vector<float> a, c;
   int64_t bytes = 0;
 
-  Model(bool in_place, const Shape &shape) {
+  Model(bool in_place, const Shape& shape) {
     std::vector<Layer> all;
-    for (int layer = 0; layer < shape.depth; ++layer)
-      all.insert(all.end(), shape.layer.begin(), shape.layer.end());
+    for (int layer = 0; layer < shape.depth; ++layer) all.insert(all.end(), shape.layer.begin(), shape.layer.end());
     all.insert(all.end(), shape.head.begin(), shape.head.end());
-    for (size_t layer = 0; layer < all.size(); ++layer) {
-      const Layer &l = all[layer];
+    int64_t widest_k = 0, widest_n = 0;
+    for (size_t index = 0; index < all.size(); ++index) {
+      const Layer& l = all[index];
       std::vector<float> w(l.k * l.n);
       for (int64_t i = 0; i < l.k * l.n; ++i)
-        w[i] = static_cast<float>((i * 7919 + layer) % 1000) / 1000.0f - 0.5f;
+        w[i] = static_cast<float>((i * 7919 + static_cast<int64_t>(index)) % 1000) / 1000.0f - 0.5f;
       std::vector<float> bias(l.n, 0.25f);
       OneDnnConstantMatMul::Options options;
       options.bias = bias.data();
       options.in_place = in_place;
       plain.push_back(std::move(w));
-      weights.push_back(*OneDnnConstantMatMul::Create(plain.back().data(), l.k,
-                                                      l.n, options));
-      if (!in_place)
-        plain.back() = {};
+      weights.push_back(*OneDnnConstantMatMul::Create(plain.back().data(), l.k, l.n, options));
+      if (!in_place) plain.back() = {};
       bytes += l.k * l.n * static_cast<int64_t>(sizeof(float));
+      widest_k = std::max(widest_k, l.k);
+      widest_n = std::max(widest_n, l.n);
     }
-    a.assign(8192, 0.125f);
-    c.assign(32000, 0.0f);
+    a.assign(widest_k, 0.125f);
+    c.assign(widest_n, 0.0f);
   }
 };
 
-Model &SharedModel(bool in_place, int which) {
-  static Model *models[2][2] = {};
-  Model *&m = models[which][in_place ? 1 : 0];
-  if (m == nullptr)
-    m = new Model(in_place, ModelShape(which));
-  return *m;
+Model& SharedModel(bool in_place, bool llama) {
+  static Model* models[2][2] = {};
+  Model*& model = models[llama ? 1 : 0][in_place ? 1 : 0];
+  if (model == nullptr) model = new Model(in_place, ModelShape(llama));
+  return *model;
 }
 
-void BM_DecodeWeights(benchmark::State &state) {
-  Model &model =
-      SharedModel(state.range(1) != 0, static_cast<int>(state.range(2)));
+void BM_DecodeWeights(benchmark::State& state) {
+  Model& model = SharedModel(state.range(1) != 0, state.range(2) != 0);
   const int threads = static_cast<int>(state.range(0));
   for (auto _ : state) {
-    for (const auto &w : model.weights) {
-      if (!w->Run(model.a.data(), 1, model.c.data(), threads).ok())
-        state.SkipWithError("GEMV failed");
+    for (const auto& w : model.weights) {
+      if (!w->Run(model.a.data(), 1, model.c.data(), threads).ok()) state.SkipWithError("GEMV failed");
     }
     benchmark::DoNotOptimize(model.c.data());
   }
@@ -106,12 +97,11 @@ BENCHMARK(BM_DecodeWeights)
 
 // The tied lm_head of GPT-2 at decode: one row times wte (50257 × 768,
 // 154 MB) read as stored, each output one contiguous row of it.
-void BM_TiedHead(benchmark::State &state) {
+void BM_TiedHead(benchmark::State& state) {
   constexpr int64_t kVocab = 50257, kWidth = 768;
-  static const std::vector<float> *wte = [] {
-    auto *w = new std::vector<float>(kVocab * kWidth);
-    for (int64_t i = 0; i < kVocab * kWidth; ++i)
-      (*w)[i] = static_cast<float>((i * 7919) % 1000) / 1000.0f - 0.5f;
+  static const std::vector<float>* wte = [] {
+    auto* w = new std::vector<float>(kVocab * kWidth);
+    for (int64_t i = 0; i < kVocab * kWidth; ++i) (*w)[i] = static_cast<float>((i * 7919) % 1000) / 1000.0f - 0.5f;
     return w;
   }();
   std::vector<float> a(kWidth, 0.125f), c(kVocab);
@@ -120,17 +110,11 @@ void BM_TiedHead(benchmark::State &state) {
     GemvTransposed(a.data(), wte->data(), c.data(), 1, kWidth, kVocab, threads);
     benchmark::DoNotOptimize(c.data());
   }
-  state.SetBytesProcessed(state.iterations() * kVocab * kWidth *
-                          static_cast<int64_t>(sizeof(float)));
+  state.SetBytesProcessed(state.iterations() * kVocab * kWidth * static_cast<int64_t>(sizeof(float)));
 }
-BENCHMARK(BM_TiedHead)
-    ->Arg(1)
-    ->Arg(2)
-    ->ArgName("threads")
-    ->UseRealTime()
-    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_TiedHead)->Arg(1)->Arg(2)->ArgName("threads")->UseRealTime()->Unit(benchmark::kMillisecond);
 
-} // namespace
-} // namespace attune
+}  // namespace
+}  // namespace attune
 
 BENCHMARK_MAIN();

@@ -1,8 +1,8 @@
 // The transposed GEMV with ymm FMAs. A range of B's rows is cut into
 // kStreams equal parts walked side by side: each step takes one row of every
 // part, so the reads are kStreams sequential streams in distant parts of B.
-// On Zen 3 (bench/gemv_bench, GPT-2's tied head) that read 13.4 GB/s on one
-// core and 20.3 on two, against 9.0-9.4 and 15.2 for adjacent rows, whose
+// On Zen 3 (bench/gemv_bench, GPT-2's tied head) that read 12.7-13.4 GB/s on
+// one core and 19-20 on two, against 9.0-9.4 and 15.2 for adjacent rows, whose
 // streams are one region of memory. Two accumulators per row keep the FMA
 // latency off the critical path.
 #include <immintrin.h>

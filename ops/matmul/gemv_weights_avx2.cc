@@ -59,8 +59,8 @@ void Panels(const Problem& p, int64_t first, int64_t last) {
 // takes the group's FMAs in a fixed order and is stored once, so C's traffic is
 // a kRowGroup-th of the weights'. The rows of a group are K / kRowGroup apart,
 // so that the group reads kRowGroup sequential streams in distant parts of the
-// matrix: on Zen 3, bench/gemv_bench reached 12.6-13.3 GB/s on one core that
-// way, against 10.1-10.5 GB/s with adjacent rows (whose streams are one
+// matrix: on Zen 3, bench/gemv_bench reached 12.6-14.9 GB/s on one core that
+// way, against 10.1-12.5 GB/s with adjacent rows (whose streams are one
 // region of memory) and 8.5 GB/s one row at a time. The order of addition is
 // the same for every thread count (threads split the columns).
 constexpr int64_t kRowGroup = 8;
