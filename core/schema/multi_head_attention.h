@@ -43,12 +43,12 @@ inline constexpr char kNanGuard[] = "nan_guard";  // 0 or 1: Where(IsNaN(p), 0, 
 // float > 0 (default: float32's range): the subgraph's scores are +-inf where
 // |Q·Kᵀ| (before `scale`) reaches it, as float16 scores overflow at 65520.
 inline constexpr char kScoreLimit[] = "score_limit";
-// "float16" (default: none): the subgraph computes its scores in float16 and
-// adds its mask there, and a row whose every key is hidden is computed as it
-// does: Q·K accumulated in float32 key by key and rounded to float16, the
-// scale step (score_divisor, or times `scale`) rounded to float16, each hidden
-// key's fill added in float16 (hidden_fills_add_scores) or given, then
-// max(·, its score_floors entry).
+// "float16" or "bfloat16" (default: none): the subgraph computes its scores in
+// that type and adds its mask there, and a row whose every key is hidden is
+// computed as it does: Q·K accumulated in float32 key by key and rounded to
+// the type, the scale step (score_divisor, or times `scale`) rounded to it,
+// each hidden key's fill added in the type (hidden_fills_add_scores) or
+// given, then max(·, its score_floors entry).
 inline constexpr char kScoreRounding[] = "score_rounding";
 // float > 0: with score_rounding, the subgraph divides its scores by this
 // (the fused op still multiplies by `scale`, which is its inverse rounded).

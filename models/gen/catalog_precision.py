@@ -1,6 +1,7 @@
 """Mixed-precision attention (forms_precision.py): float16 and bfloat16 models with the Cast pairs
 libraries write around the softmax, a float16 KV cache next to float32 queries, and GPT-2 in
-float16 throughout. Each form at opsets 14 and 17, dynamic batch and seq, batch 2.
+float16 throughout. Each form at opsets 14 and 17 (the bfloat16 LLaMA at 17 only: masked_fill is a Where,
+which holds bfloat16 from opset 16), dynamic batch and seq, batch 2.
 
 A float16 model is traced in a process of its own with stand-in float16 CPU kernels
 (forms_precision.install_half_cpu_kernels; `catalog_precision.py NAME OUT.onnx`); its reference
@@ -136,6 +137,21 @@ GPT2 = ("Hugging Face GPT-2 attention in float16 throughout: scores / full([], 4
         "where(bias[:, :, k-q:k, :k], w, finfo(float16).min) + (1 - attention_mask) * finfo(float16).min, a "
         "float16 softmax, no Cast. Sample: T {n}, batch row 1 left-padded by 2.")
 
+LLAMA_BF16 = ("Hugging Face LLaMA eager attention (modeling_llama 4.38-4.47) in bfloat16, d_model 64, 4 heads "
+              "of 16: scores matmul(q, kT) / sqrt(16) in bfloat16, + the 4-D _update_causal_mask mask as an "
+              "export below opset 20 writes it (torch.full in float32 cast to bfloat16, triu, padding by "
+              "ScatterND with the attention_mask cast to bfloat16), softmax(w, dim=-1, dtype=torch.float32)"
+              ".to(bfloat16); float32 in and out (x.to(bfloat16), y.float()). Sample: T {n}, batch row 1 "
+              "left-padded by 2. Fused as causal + padding: the mask proof reads the mask steps at every "
+              "bfloat16 score (s + finfo(bfloat16).min rounds to the fill below 2^119), and rows whose every "
+              "key is hidden are computed in bfloat16 as the subgraph rounds them (score_rounding).")
+LLAMA_CAUSAL = ("Hugging Face LLaMA eager attention (modeling_llama 4.42) in float16 called without an "
+                "attention_mask: the mask is torch.full((T, T + 1), finfo(float16).min).triu(1) times "
+                "arange(T + 1) > cache_position, sliced to the T keys and added to the float16 scores "
+                "matmul(q, kT) / sqrt(16); softmax(w, dim=-1, dtype=torch.float32).to(float16). Sample: T {n}. "
+                "Fused as causal: the mask proof reads the added mask at every float16 score, and a row "
+                "whose visible scores all overflow to -inf is computed as the subgraph rounds it.")
+
 GPT2_CAUSAL = ("Hugging Face GPT-2 attention in float16 called without an attention_mask: scores / "
                "full([], 4.0), where(bias[:, :, k-q:k, :k], w, finfo(float16).min), a float16 softmax. "
                "Sample: T {n}.")
@@ -183,7 +199,13 @@ def forms(opset, seed, suffix):
              ["x", "attention_mask"], ["y"], XM_AXES, "causal+padding", "float16", opset, seed + 4),
         spec(f"precision_gpt2_causal_fp16{suffix}", GPT2_CAUSAL.format(n=n), P.GPT2Attention,
              x_inputs(n, np.float16), ["x"], ["y"], X_AXES, "causal", "float16", opset, seed + 5),
-    ]
+        spec(f"precision_llama_causal_fp16{suffix}", LLAMA_CAUSAL.format(n=n), P.Llama16BitAttention,
+             x_inputs(n, np.float16), ["x"], ["y"], X_AXES, "causal", "float16", opset, seed + 6),
+    ] + ([] if opset < 16 else [  # Where holds bfloat16 from opset 16
+        spec(f"precision_llama_bf16{suffix}", LLAMA_BF16.format(n=n), P.Llama16BitAttention,
+             x_mask_inputs(n, np.float32), ["x", "attention_mask"], ["y"], XM_AXES, "causal+padding",
+             "bfloat16", opset, seed + 7),
+    ])
 
 
 SPECS = forms(17, 61, "") + forms(14, 71, "_op14") + [

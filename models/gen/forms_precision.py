@@ -15,6 +15,9 @@ Each module is the library's eager attention code, d_model 64, 4 heads of 16:
 - Fp16CacheAttention: a float32 GPT-style block (causal bias buffer sliced [k-q:k, :k],
   where(causal, w, finfo.min)) whose KV cache is kept in float16: k = cat(past_key.float(), k),
   the present stored back with .half().
+- Llama16BitAttention: LLaMA's attention with its mask as a bfloat16 export below opset 20 writes it
+  (llama_mask_16bit: the full() in float32 cast to the type), and called without an attention_mask
+  (the causal part alone, added to float16 scores).
 - GPT-2 (hf_gpt2.GPT2Attention) in float16 throughout: where(causal, w, finfo(fp16).min) plus
   (1 - attention_mask) * finfo(fp16).min, a float16 softmax, no Cast.
 
@@ -25,7 +28,8 @@ the tracer records the aten ops the model calls, not the kernels under them, so 
 one a float16 export writes. (torch 1.13 does trace bfloat16 on the CPU, but its exporter fails on
 LLaMA's bfloat16 mask, `causal_mask + attention_mask` of bfloat16 and int64: "ScalarType
 ComplexDouble is an unexpected tensor scalar type", and GPT-2's and OPT's torch.full become a
-bfloat16 ConstantOfShape, which ONNX allows only from opset 20: the bfloat16 models are T5's.)
+bfloat16 ConstantOfShape, which ONNX allows only from opset 20. The bfloat16 LLaMA is written as
+such an export below opset 20 writes its mask: llama_mask_16bit.)
 `HalfReference` gives the float16 PyTorch outputs on the CPU: matmul, linear and addmm
 computed in float32 and rounded once to float16 (what a float16 GEMM with float32 accumulation
 gives), a float16 softmax computed in float32 and rounded; every other op runs in float16. The
@@ -193,6 +197,46 @@ class FloatIO(nn.Module):
 
 
 LlamaAttention = hf_llama.LlamaMaskedAttention
+
+
+def llama_mask_16bit(attention_mask, input_tensor, cache_position):
+    """hf_llama.update_causal_mask as an export of a 16-bit LLaMA writes it below opset 20, where
+    ConstantOfShape cannot hold a bfloat16: torch.full in float32 cast to bfloat16 (finfo(bfloat16).min
+    is exact in float32; float16 keeps its own full()), and the int64 attention_mask cast to the type
+    before the add, as type promotion does. Without an attention_mask (called with none) the mask is causal only, with
+    T + 1 key columns as 4.42 sizes it (`past_seen_tokens + sequence_length + 1`), sliced to the keys
+    in the attention."""
+    dtype = input_tensor.dtype
+    min_dtype = torch.finfo(dtype).min
+    sequence_length = input_tensor.shape[1]
+    target_length = attention_mask.shape[-1] if attention_mask is not None else sequence_length + 1
+    full_dtype = torch.float32 if dtype == torch.bfloat16 else dtype
+    causal_mask = torch.full((sequence_length, target_length), fill_value=min_dtype, dtype=full_dtype).to(dtype)
+    if sequence_length != 1:
+        causal_mask = torch.triu(causal_mask, diagonal=1)
+    causal_mask *= torch.arange(target_length) > cache_position.reshape(-1, 1)
+    causal_mask = causal_mask[None, None, :, :].expand(input_tensor.shape[0], 1, -1, -1)
+    if attention_mask is not None:
+        causal_mask = causal_mask.clone()  # copy to contiguous memory for the in-place edit
+        mask_length = attention_mask.shape[-1]
+        padding_mask = causal_mask[:, :, :, :mask_length] + attention_mask[:, None, None, :].to(dtype)
+        padding_mask = padding_mask == 0
+        causal_mask[:, :, :, :mask_length] = causal_mask[:, :, :, :mask_length].masked_fill(padding_mask,
+                                                                                             min_dtype)
+    return causal_mask
+
+
+class Llama16BitAttention(nn.Module):
+    """LLaMA's eager attention (hf_llama.LlamaAttention) with llama_mask_16bit:
+    forward(x (B, T, 64), attention_mask int64 (B, T) or None) -> y."""
+
+    def __init__(self, d_model=64, num_heads=4):
+        super().__init__()
+        self.self_attn = hf_llama.LlamaAttention(d_model, num_heads)
+
+    def forward(self, x, attention_mask=None):
+        cache_position = torch.arange(0, x.shape[1])
+        return self.self_attn(x, llama_mask_16bit(attention_mask, x, cache_position))
 
 
 @contextlib.contextmanager

@@ -96,15 +96,17 @@ absl::StatusOr<HiddenFills> ParseHiddenFills(const Attributes& attrs, const char
   return f;
 }
 
-// score_rounding, score_divisor, score_floors: how the subgraph's float16
-// steps compute a row whose every key is hidden (HiddenFills::half).
+// score_rounding, score_divisor, score_floors: how the subgraph's 16-bit
+// steps compute a row whose every key is hidden (HiddenFills::rounding).
 absl::Status ParseHalfScores(const Attributes& attrs, const char* op, HiddenFills& f) {
   ASSIGN_OR_RETURN(std::string rounding, attrs.GetString(mha::kScoreRounding, ""));
-  if (!rounding.empty() && rounding != "float16")
-    return absl::InvalidArgumentError(
-        absl::StrCat(op, ": attribute score_rounding must be \"float16\" (got \"", rounding, "\")"));
-  f.half = !rounding.empty();
-  if (!f.half && (attrs.Has(mha::kScoreDivisor) || attrs.Has(mha::kScoreFloors)))
+  if (!rounding.empty() && rounding != "float16" && rounding != "bfloat16")
+    return absl::InvalidArgumentError(absl::StrCat(
+        op, ": attribute score_rounding must be \"float16\" or \"bfloat16\" (got \"", rounding, "\")"));
+  f.rounding = rounding.empty()       ? ElementType::kFloat32
+               : rounding == "float16" ? ElementType::kFloat16
+                                       : ElementType::kBFloat16;
+  if (!f.half() && (attrs.Has(mha::kScoreDivisor) || attrs.Has(mha::kScoreFloors)))
     return absl::InvalidArgumentError(absl::StrCat(op, ": attributes score_divisor and score_floors need score_rounding"));
   ASSIGN_OR_RETURN(f.divisor, attrs.GetFloat(mha::kScoreDivisor, 0.0f));
   if (attrs.Has(mha::kScoreDivisor) && !(f.divisor > 0.0f && std::isfinite(f.divisor)))

@@ -1,10 +1,13 @@
-// float16 attention behind a padding mask added to the scores (LLaMA's 4-D
+// 16-bit attention behind a padding mask added to the scores (LLaMA's 4-D
 // mask, OPT's clamp, GPT-2's (1 - m) * finfo.min): s + finfo(float16).min
 // rounds in steps of 32, which decides the weights of a row whose every key
 // is hidden (the first rows of a left-padded batch). The fused op computes
 // such rows in float16 (score_rounding): with inputs large enough that those
 // sums round apart, fused (on every backend) and unfused agree within two
-// float16 units there, and the same fused op computing them in float32 does not.
+// float16 units there, and the same fused op computing them in float32 does
+// not. bfloat16 padding chains fuse the same way (their finfo.min absorbs
+// every ordinary score). The causal mask alone added to float16 scores is in
+// mixed_precision_test.cc.
 #include <cmath>
 #include <string>
 #include <vector>
@@ -53,6 +56,13 @@ double HiddenRowsDifference(const Tensor& a, const Tensor& b, int64_t rows) {
   return d;
 }
 
+// The fused MultiHeadAttention node of a graph, or nullptr.
+Node* FusedNode(Graph& g) {
+  for (Node* n : g.nodes())
+    if (n->op_type() == "MultiHeadAttention") return n;
+  return nullptr;
+}
+
 struct Case {
   const char* model;
   const char* form;  // what decides its hidden rows
@@ -66,9 +76,7 @@ TEST_P(HalfPadding, RowsWithEveryKeyHiddenAreComputedInFloat16) {
   ASSERT_NE(p.fused, nullptr);
   ASSERT_EQ(p.report.fusions.size(), 1u);
   EXPECT_EQ(p.report.fusions[0].mask, "causal+padding");
-  Node* fused = nullptr;
-  for (Node* n : p.fused->nodes())
-    if (n->op_type() == "MultiHeadAttention") fused = n;
+  Node* fused = FusedNode(*p.fused);
   ASSERT_NE(fused, nullptr);
   EXPECT_EQ(fused->attributes().GetString("score_rounding", "").value_or(""), "float16");
 
@@ -90,6 +98,43 @@ TEST_P(HalfPadding, RowsWithEveryKeyHiddenAreComputedInFloat16) {
   auto unrounded = RunGraph(*p.fused, DefaultKernelRegistry(), in);
   ASSERT_TRUE(unrounded.ok()) << unrounded.status();
   EXPECT_GT(HiddenRowsDifference(y, (*unrounded)[0], 2), 4 * std::max(hidden, HalfUnits(y, 1))) << GetParam().form;
+}
+
+// bfloat16 LLaMA with an attention_mask: the mask chain is read at every
+// bfloat16 score and fuses as causal + padding with bfloat16 rounding; the
+// left-padded rows (every key hidden) agree with the subgraph within two
+// bfloat16 units on every backend.
+TEST(HalfPaddingBFloat16, FusesAsCausalPlusPaddingAndAgreesOnHiddenRows) {
+  ModelPair p = LoadModelPair("precision_llama_bf16");
+  ASSERT_NE(p.fused, nullptr);
+  ASSERT_EQ(p.report.fusions.size(), 1u);
+  EXPECT_EQ(p.report.fusions[0].mask, "causal+padding");
+  Node* fused = FusedNode(*p.fused);
+  ASSERT_NE(fused, nullptr);
+  EXPECT_EQ(fused->attributes().GetString("score_rounding", "").value_or(""), "bfloat16");
+  std::vector<Tensor> in;
+  for (const Value* v : p.fused->inputs()) {
+    if (v->is_constant()) continue;
+    auto t = ReadNpyFile((fs::path(SourceDir()) / "models" / "precision_llama_bf16" / "inputs" / (v->name() + ".npy"))
+                             .string());
+    ASSERT_TRUE(t.ok()) << t.status();
+    in.push_back(*std::move(t));
+  }
+  auto want = RunGraph(*p.unfused, DefaultKernelRegistry(), in);
+  ASSERT_TRUE(want.ok()) << want.status();
+  const Tensor& y = (*want)[0];  // float32 (the model casts its output)
+  const double largest = std::max(MaxAbsDifference(y, *Tensor::Create(y.type(), y.shape())), 1e-3);
+  const double unit = std::ldexp(1.0, static_cast<int>(std::floor(std::log2(largest))) - 7);
+  const int64_t t = y.shape()[1], c = y.shape()[2];
+  for (const Backend& b : Backends()) {
+    auto got = RunWith(*p.fused, in, b);
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_LE(MaxAbsDifference(y, (*got)[0]), 4 * unit) << b.name;
+    double hidden = 0;
+    for (int64_t i = 0; i < 2 * c; ++i)  // batch 1's first two rows: every key hidden
+      hidden = std::max<double>(hidden, std::fabs(y.data<float>()[t * c + i] - (*got)[0].data<float>()[t * c + i]));
+    EXPECT_LE(hidden, 2 * unit) << b.name;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, HalfPadding,

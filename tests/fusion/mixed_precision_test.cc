@@ -33,6 +33,7 @@ struct Graphs {
   float divisor = std::sqrt(static_cast<float>(kHeadDim));
   bool scale_on_q = false;               // Q·(1/divisor) before the MatMul instead
   bool additive_mask = false;            // + a mask input [2, 1, seq, seq] of the type after the scale
+  bool causal_add = false;               // + triu(full((seq, seq), finfo.min), 1) after the scale (LLaMA's)
 };
 
 Tensor ScalarIn(ElementType type, float v) {
@@ -54,6 +55,15 @@ std::unique_ptr<Graph> Build(const Graphs& g) {
   Value* s = b.Node("MatMul", {q, kt}, {}, "scores");
   if (!g.scale_on_q) s = b.Node("Div", {s, b.Constant("sqrt_d", ScalarIn(g.type, g.divisor))});
   if (g.additive_mask) s = b.Node("Add", {s, b.Input("mask", g.type, Dims({2, 1, "seq", "seq"}))});
+  if (g.causal_add) {
+    Value* seq = b.Node("Gather", {b.Node("Shape", {q}), b.Constant("two", Int64s({2}))}, Attrs({{"axis", int64_t{0}}}));
+    Attributes lowest;
+    lowest.Set("value", g.type == kF16 ? *Tensor::FromVector<Float16>({1}, {FloatToHalf(-65504.0f)})
+                                       : *Tensor::FromVector<float>({1}, {std::numeric_limits<float>::lowest()}));
+    Value* full = b.Node("ConstantOfShape", {b.Node("Concat", {seq, seq}, Attrs({{"axis", int64_t{0}}}))}, lowest);
+    Value* upper = b.Node("Trilu", {full, b.Constant("k1", ScalarOf<int64_t>(1))}, Attrs({{"upper", int64_t{1}}}));
+    s = b.Node("Add", {s, upper});
+  }
   for (ElementType t : g.before) s = b.Node("Cast", {s}, CastTo(t));
   Value* p = b.Node("Softmax", {s}, Attrs({{"axis", int64_t{-1}}}));
   for (ElementType t : g.after) p = b.Node("Cast", {p}, CastTo(t));
@@ -264,6 +274,69 @@ TEST(MixedPrecisionTest, Float16ScoreOverflowGivesTheSubgraphsNaNRows) {
       }
     }
   }
+}
+
+// LLaMA's causal mask added to float16 scores, with no padding input: a row
+// whose every visible score overflowed to -inf weights the keys the mask
+// hides by how s + finfo.min rounds in float16 (in steps of 32; -inf below
+// -16). The fused op reads the chain at every float16 score and computes
+// that row as the subgraph does on every backend; the same op computing it
+// in float32 gives another row.
+TEST(MixedPrecisionTest, Float16CausalAddedMaskRowsOfOverflowedScores) {
+  const Graphs g{kF16, {kF32}, {kF16}, std::sqrt(8.0f), false, false, true};
+  Optimised fused = Optimise(g, true);
+  Optimised unfused = Optimise(g, false);
+  const Node* node = FusedNode(*fused.graph);
+  ASSERT_NE(node, nullptr) << Rejections(fused.report);
+  ASSERT_EQ(fused.report.fusions.size(), 1u);
+  EXPECT_EQ(fused.report.fusions[0].mask, "causal");
+  EXPECT_EQ(node->attributes().GetString(mha::kScoreRounding, "").value_or(""), "float16");
+
+  const int64_t t = 6;
+  std::vector<Tensor> in = Inputs(kF16, t, 8.0f);
+  // Batch 0, head 0: q0·k0 = -90000 overflows to -inf, so row 0 sees no
+  // finite score; its hidden keys score 3.2 j (j = 1..5), which s + finfo.min
+  // rounds to one value in float16 and float32 keeps apart.
+  Float16* q = in[0].data<Float16>();
+  Float16* k = in[1].data<Float16>();
+  for (int64_t d = 0; d < kHeadDim; ++d) {
+    q[d] = FloatToHalf(d == 0 ? 300.0f : 0.0f);
+    for (int64_t j = 0; j < t; ++j)
+      k[j * kHeadDim + d] = FloatToHalf(d != 0 ? 0.0f : j == 0 ? -300.0f : 0.03f * static_cast<float>(j));
+  }
+  auto want = RunWith(*unfused.graph, in, {"default", AttentionBackend::kAuto, std::nullopt});
+  ASSERT_TRUE(want.ok()) << want.status();
+  const Tensor& y = (*want)[0];
+  auto row0 = [&](const Tensor& out) {
+    std::vector<float> r;
+    for (int64_t d = 0; d < kHeadDim; ++d) r.push_back(At(out, d));
+    return r;
+  };
+  const std::vector<float> expected = row0(y);
+  for (float x : expected) ASSERT_TRUE(std::isfinite(x)) << "the subgraph's row 0 weights its hidden keys";
+  double largest = 0;
+  for (float x : expected) largest = std::max<double>(largest, std::fabs(x));
+  for (const Backend& b : Backends()) {
+    auto got = RunWith(*fused.graph, in, b);
+    ASSERT_TRUE(got.ok()) << b.name << ": " << got.status();
+    const Comparison c = Compare(y, (*got)[0]);
+    EXPECT_EQ(c.nan_mismatch, 0) << b.name;
+    EXPECT_LE(c.max_error, Tolerance(kF16, c.largest)) << b.name;
+    const std::vector<float> r = row0((*got)[0]);
+    for (int64_t d = 0; d < kHeadDim; ++d) EXPECT_LE(std::fabs(r[d] - expected[d]), Tolerance(kF16, largest)) << b.name;
+  }
+  // Computed in float32, the hidden keys' sums do not round: another row.
+  Optimised plain = Optimise(g, true);
+  for (Node* n : plain.graph->nodes())
+    if (n->op_type() == mha::kOpType)
+      for (const char* name : {mha::kScoreRounding, mha::kScoreDivisor, mha::kScoreFloors})
+        n->mutable_attributes().Erase(name);
+  auto unrounded = RunWith(*plain.graph, in, {"default", AttentionBackend::kAuto, std::nullopt});
+  ASSERT_TRUE(unrounded.ok()) << unrounded.status();
+  double apart = 0;
+  const std::vector<float> u = row0((*unrounded)[0]);
+  for (int64_t d = 0; d < kHeadDim; ++d) apart = std::max<double>(apart, std::fabs(u[d] - expected[d]));
+  EXPECT_GT(apart, 4 * Tolerance(kF16, largest));
 }
 
 // Below the limit nothing changes: the same graph on entries whose products

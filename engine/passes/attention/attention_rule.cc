@@ -198,10 +198,12 @@ struct MaskDecision {
   /// explicit mask or the padding] hides still reaches the softmax: an
   /// additive mask keeps it, Where replaces it (the fused op's hidden_nonfinite).
   std::array<bool, 2> hidden_nonfinite{true, true};
-  /// float16 scores with a padding mask (ProvenMaskChain::half): rows whose
-  /// every key is hidden are computed in float16, each key's masked score
-  /// clamped at its floor [visible, causal, padding, both].
+  /// 16-bit scores whose mask chain was read at every score
+  /// (ProvenMaskChain::half): rows whose every key is hidden are computed in
+  /// `score_type`, each key's masked score clamped at its floor [visible,
+  /// causal, padding, both].
   bool half = false;
+  ElementType score_type = ElementType::kFloat32;
   std::vector<float> score_floors;
   /// The graph inputs an explicit mask reads the values of (verify mode sizes
   /// them as padding: one entry per key).
@@ -211,6 +213,22 @@ struct MaskDecision {
   std::string bias;
   bool bias_into_mask = false;  // scores + (bias + mask) rather than (scores + bias) + mask
 };
+
+// What the 16-bit type gives every part, the clamps included: only the
+// fills policy reproduces it.
+void SetHalfRows(const ProvenMaskChain& proof, MaskDecision& d) {
+  d.half = true;
+  d.score_type = proof.score_type;
+  const HalfMaskFunctions& f = proof.half_functions;
+  d.score_floors.clear();
+  for (int c = 0; c < kHalfKeyClasses; ++c)
+    d.score_floors.push_back(f.seen[c] ? f.floor[c] : -std::numeric_limits<float>::infinity());
+  d.masked_rows = mha::MaskedRows::kFills;
+  d.hidden_fills.assign(proof.fills.begin(), proof.fills.end());
+  d.hidden_fills_add_scores.clear();
+  for (int part = 0; part < 3; ++part)
+    d.hidden_fills_add_scores.push_back(proof.fill_seen[part] && proof.fill_adds_score[part] ? 1 : 0);
+}
 
 // The decision a proven mask chain gives.
 MaskDecision FromChain(const ProvenMaskChain& proof) {
@@ -224,6 +242,7 @@ MaskDecision FromChain(const ProvenMaskChain& proof) {
   d.window = proof.window;
   if (proof.key_padding == nullptr) {
     d.kind = structural;
+    if (proof.half) SetHalfRows(proof, d);
     return d;
   }
   d.kind = mha::WithKeyPadding(structural);
@@ -255,18 +274,7 @@ MaskDecision FromChain(const ProvenMaskChain& proof) {
           d.hidden_fills_add_scores.push_back(proof.fill_seen[part] && proof.fill_adds_score[part] ? 1 : 0);
     }
   }
-  if (proof.half) {
-    // What float16 gives every part, the clamps included: only the fills policy reproduces it.
-    d.half = true;
-    const HalfMaskFunctions& f = proof.half_functions;
-    for (int c = 0; c < kHalfKeyClasses; ++c)
-      d.score_floors.push_back(f.seen[c] ? f.floor[c] : -std::numeric_limits<float>::infinity());
-    d.masked_rows = mha::MaskedRows::kFills;
-    d.hidden_fills.assign(proof.fills.begin(), proof.fills.end());
-    d.hidden_fills_add_scores.clear();
-    for (int part = 0; part < 3; ++part)
-      d.hidden_fills_add_scores.push_back(proof.fill_seen[part] && proof.fill_adds_score[part] ? 1 : 0);
-  }
+  if (proof.half) SetHalfRows(proof, d);
   return d;
 }
 
@@ -412,13 +420,21 @@ std::variant<MaskDecision, Reason> DecideMask(const Graph& graph, const pattern:
   }
   // float16 scores overflow per key: where every key a row sees is -inf and
   // a hidden key is not, the subgraph weights the hidden keys by how s + fill
-  // rounds in float16, which no fill policy of the fused op reproduces. A
-  // Where gives the hidden keys its constant fill instead.
-  // A padding mask is proven as a chain, which reads the float16 sums.
+  // rounds in float16. Such a mask is proven as a chain, which reads the
+  // float16 sums at every score, so that the fused op computes those rows as
+  // the subgraph does (a padding mask is a chain anyway). A Where gives the
+  // hidden keys its constant fill instead.
   if (v.mask == MaskForm::kAdd && scores.output(0)->type() == ElementType::kFloat16 &&
-      InputsReadBy(graph, m.value(c::kMaskAdd)).empty())
-    return Reason("an additive mask on float16 scores: where the scores a row sees overflow to -inf, the subgraph "
-                  "weights the hidden keys by how scores + mask round in float16, which the fused op does not");
+      InputsReadBy(graph, m.value(c::kMaskAdd)).empty()) {
+    if (v.mask_before_scale)
+      return Reason("an additive mask on float16 scores before the scale: where the scores a row sees overflow to "
+                    "-inf, the subgraph weights the hidden keys by how scores + mask round in float16");
+    if (ctx.evaluator == nullptr) return Reason("no subgraph evaluator to evaluate the mask with");
+    auto chain = ProveChain(graph, m, scores, rank, k, ctx, memo);
+    if (chain.ok()) return FromChain(*chain);
+    return Reason(absl::StrCat(chain.status().message(), "; an additive mask on float16 scores is fused only as a "
+                               "chain read at every float16 score"));
+  }
   MaskProofRequest request;
   bool infinite_fill = false;
   // Where(mask, s, fill) replaces a hidden score; an added mask keeps it.
@@ -643,10 +659,11 @@ std::variant<AttentionRewrite, std::string> CheckAttention(const Graph& graph, c
   // MatMul reads them, then the one scale step the scores take.
   std::optional<double> score_divisor;
   if (mask.half) {
-    if (softcap) return Reason("a softcap on float16 scores with a padding mask is not modelled");
+    const char* type_name = ElementTypeName(mask.score_type);
+    if (softcap) return Reason(absl::StrCat("a softcap on ", type_name, " scores with an added mask is not modelled"));
     for (const char* f : {"q_scale_div", "q_scale_mul", "k_scale_div", "k_scale_mul"})
       if (m.value(f) != nullptr)
-        return Reason(absl::StrCat("float16 scores with a padding mask and a factor on Q or K before their MatMul (",
+        return Reason(absl::StrCat(type_name, " scores with an added mask and a factor on Q or K before their MatMul (",
                                    Quote(m.value(f)), "): rows whose every key is hidden are computed from Q·K as "
                                    "the MatMul reads them"));
     if (const Value* d = m.value("scale_div")) score_divisor = pattern::UniformValue(*pattern::ConstantOf(d)).value_or(1.0);
@@ -706,7 +723,7 @@ std::variant<AttentionRewrite, std::string> CheckAttention(const Graph& graph, c
   if (nan_guard) fused.attributes.Set(mha::kNanGuard, int64_t{1});
   if (score_limit) fused.attributes.Set(mha::kScoreLimit, static_cast<float>(*score_limit));
   if (mask.half) {
-    fused.attributes.Set(mha::kScoreRounding, std::string("float16"));
+    fused.attributes.Set(mha::kScoreRounding, std::string(ElementTypeName(mask.score_type)));
     if (score_divisor) fused.attributes.Set(mha::kScoreDivisor, static_cast<float>(*score_divisor));
     fused.attributes.Set(mha::kScoreFloors, mask.score_floors);
   }

@@ -22,8 +22,9 @@ namespace {
 // proven at every size with the all-ones pattern.
 constexpr int64_t kMaxPaddingProbeEntries = int64_t{1} << 18;
 constexpr size_t kAlwaysPaddedSizes = 3;
-// float16 chains are read at every float16 score at this many sizes of at
-// most this many (query, key) entries (the scores then hold 63490 of each).
+// 16-bit chains are read at every score of their type at this many sizes of
+// at most this many (query, key) entries (the scores then hold 63490 float16
+// or 65282 bfloat16 values each).
 constexpr int kHalfSweepSizes = 2;
 constexpr int64_t kHalfSweepEntries = 16;
 
@@ -96,6 +97,9 @@ absl::StatusOr<Tensor> MaskTensor(ElementType type, int64_t batch, int64_t kv, c
     case ElementType::kFloat16:
       for (size_t k = 0; k < n; ++k) t.data<Float16>()[k] = FloatToHalf(static_cast<float>(v[k]));
       break;
+    case ElementType::kBFloat16:
+      for (size_t k = 0; k < n; ++k) t.data<BFloat16>()[k] = FloatToBFloat16(static_cast<float>(v[k]));
+      break;
     case ElementType::kFloat64:
       for (size_t k = 0; k < n; ++k) t.data<double>()[k] = v[k];
       break;
@@ -115,6 +119,8 @@ absl::StatusOr<Tensor> ScoresTensor(ElementType type, int rank, int64_t t, int64
   ASSIGN_OR_RETURN(Tensor s, Tensor::Create(type, shape, options.max_tensor_bytes));
   if (type == ElementType::kFloat16) {
     std::fill(s.data<Float16>(), s.data<Float16>() + s.num_elements(), FloatToHalf(value));
+  } else if (type == ElementType::kBFloat16) {
+    std::fill(s.data<BFloat16>(), s.data<BFloat16>() + s.num_elements(), FloatToBFloat16(value));
   } else {
     std::fill(s.data<float>(), s.data<float>() + s.num_elements(), value);
   }
@@ -124,8 +130,10 @@ absl::StatusOr<Tensor> ScoresTensor(ElementType type, int rank, int64_t t, int64
 // Reads each entry of the chain evaluated at scores 0 (`at0`) and c (`atc`):
 // s itself (visible), a constant the scores do not reach (a fill), s plus a
 // large negative offset (an additive mask); anything else is refused.
+// Without a padding input (`per_batch` false) no batch is probed: every
+// leading slice must then hold the structure, whatever the batch it is.
 absl::StatusOr<Reading> Classify(const Tensor& at0, const Tensor& atc, double c, double eps, const Probe& p,
-                                 int64_t kv, int64_t batch) {
+                                 int64_t kv, int64_t batch, bool per_batch) {
   Reading r;
   const Tensor& m = at0;
   if (m.rank() < 2 || m.shape() != atc.shape())
@@ -137,11 +145,11 @@ absl::StatusOr<Reading> Classify(const Tensor& at0, const Tensor& atc, double c,
                                   ", not one row per query and one column per key (", p.t, " x ", kv, ")"));
   r.slices = r.rows * r.cols == 0 ? 0 : m.num_elements() / (r.rows * r.cols);
   const int64_t lead = m.rank() >= 3 ? m.shape()[0] : 1;
-  if (lead != 1 && lead != batch)
+  if (per_batch && lead != 1 && lead != batch)
     return NotCausal(absl::StrCat("masked scores have shape ", ShapeToString(m.shape()), " at ", p.Label(),
                                   ": the first dim is neither 1 nor the batch (", batch, ")"));
   r.slice_batch.resize(static_cast<size_t>(r.slices));
-  for (int64_t s = 0; s < r.slices; ++s) r.slice_batch[s] = lead == 1 ? -1 : s / (r.slices / lead);
+  for (int64_t s = 0; s < r.slices; ++s) r.slice_batch[s] = lead == 1 || !per_batch ? -1 : s / (r.slices / lead);
   auto v0 = pattern::TensorAsDoubles(at0);
   auto vc = pattern::TensorAsDoubles(atc);
   if (!v0 || !vc) return NotCausal(absl::StrCat("masked scores have element type ", ElementTypeName(m.type())));
@@ -399,13 +407,18 @@ absl::StatusOr<ProvenMaskChain> Prove(const MaskChainRequest& request, ShapeSubg
   }
   const ElementType score_type =
       request.scores->type() == ElementType::kUndefined ? ElementType::kFloat32 : request.scores->type();
-  if (score_type != ElementType::kFloat32 && score_type != ElementType::kFloat16)
+  if (score_type != ElementType::kFloat32 && score_type != ElementType::kFloat16 &&
+      score_type != ElementType::kBFloat16)
     return NotCausal(absl::StrCat("the scores are ", ElementTypeName(score_type)));
-  const bool half = score_type == ElementType::kFloat16;
+  const bool half = score_type != ElementType::kFloat32;
   // 2^20 is exact in float32 and far below finfo.min's spacing (2^104), so
-  // s + finfo.min reads as the constant it is for every ordinary score.
-  const double c = half ? 1024.0 : 1048576.0;
-  const double eps = half ? 1.0 / 1024 : 1.0 / 8388608;
+  // s + finfo.min reads as the constant it is for every ordinary score; in
+  // 16 bits the largest power of two whose neighbours are one unit apart
+  // (float16 2^10, bfloat16 2^7), and its relative spacing.
+  const double c = score_type == ElementType::kFloat16    ? 1024.0
+                   : score_type == ElementType::kBFloat16 ? 128.0
+                                                          : 1048576.0;
+  const double eps = 1.0 / c;
 
   std::vector<const Value*> symbol_sources = cut->sources();
   if (padding != nullptr) symbol_sources.push_back(padding);
@@ -484,7 +497,7 @@ absl::StatusOr<ProvenMaskChain> Prove(const MaskChainRequest& request, ShapeSubg
   auto read = [&](const Sized& z, const PaddingPattern* pattern) -> absl::StatusOr<Reading> {
     ASSIGN_OR_RETURN(Tensor at0, evaluate(z, pattern, 0.0));
     ASSIGN_OR_RETURN(Tensor atc, evaluate(z, pattern, c));
-    ASSIGN_OR_RETURN(Reading r, Classify(at0, atc, c, eps, z.probe, z.kv, z.batch));
+    ASSIGN_OR_RETURN(Reading r, Classify(at0, atc, c, eps, z.probe, z.kv, z.batch, padding != nullptr));
     for (size_t k = 0; k < r.entries.size() && proven.fills_absorb_bias; ++k) {
       const bool weak = r.entries[k] == Entry::kHiddenOffset ||
                         (r.entries[k] == Entry::kHiddenConstant && !(r.constants[k] <= kBiasAbsorbingFill));
@@ -521,6 +534,56 @@ absl::StatusOr<ProvenMaskChain> Prove(const MaskChainRequest& request, ShapeSubg
   proven.probes = static_cast<int>(runnable.size());
   proven.longest_constant = lengths.longest_constant;
 
+  // 5. 16-bit scores: s + finfo(float16).min rounds in steps of 32 (s + -1e4
+  // in bfloat16 in steps of 64), which decides the weights of a row whose
+  // every key is hidden, and a clamp (torch.max(w, min)) decides what
+  // overflowed scores give. The chain is read at every score of its type, at
+  // the first small sizes with each 0/1 pattern (without a padding input,
+  // once), and the fused op computes such rows as it reads them
+  // (ProvenMaskChain::half).
+  auto sweep = [&]() -> std::optional<std::string> {
+    const char* type_name = ElementTypeName(score_type);
+    int swept = 0;
+    for (size_t k = 0; k < runnable.size() && k < kAlwaysPaddedSizes + 2 && swept < kHalfSweepSizes; ++k) {
+      const Sized& z = runnable[k];
+      if (z.probe.t < 2 || z.kv < 2 || z.probe.t * z.kv > kHalfSweepEntries) continue;
+      if (request.rank != 4)
+        return absl::StrCat(type_name, " scores of rank 3: the mask cannot be read at every score");
+      ++swept;
+      const size_t count = padding != nullptr ? patterns[k].size() : 1;
+      for (size_t q = 0; q < count; ++q) {
+        const PaddingPattern* pattern = padding != nullptr ? &patterns[k][q] : nullptr;
+        if (pattern != nullptr && pattern->other_values) continue;
+        auto scores = HalfSweepScores(score_type, z.probe.t, z.kv, options.max_tensor_bytes);
+        if (!scores.ok()) return std::string(scores.status().message());
+        auto out = evaluate_at(z, pattern, *std::move(scores));
+        if (!out.ok()) return std::string(out.status().message());
+        const int64_t offset = z.kv - z.probe.t;
+        auto class_of = [&](int64_t b, int64_t i, int64_t j) {
+          const bool padded = pattern != nullptr && pattern->values[b * z.kv + j] == 0.0;
+          const bool structural = st.Hides(i, j, offset);
+          return structural && padded ? 3 : structural ? 1 : padded ? 2 : 0;
+        };
+        // Without a padding input every leading slice is read as a batch of its own.
+        const int64_t batch = padding != nullptr || out->rank() != 4 ? z.batch : out->shape()[0];
+        if (auto why = ReadHalfSweep(score_type, *out, batch, class_of, proven.half_functions))
+          return absl::StrCat(*why, " (", z.probe.Label(), pattern != nullptr ? " with " + pattern->name : "", ")");
+      }
+    }
+    if (swept == 0)
+      return absl::StrCat(type_name, " mask: no probe size small enough to read it at every ", type_name, " score");
+    proven.half = true;
+    proven.score_type = score_type;
+    const HalfMaskFunctions& f = proven.half_functions;
+    for (int part = 0; part < 3; ++part) {
+      if (!f.seen[part + 1]) continue;
+      proven.fill_seen[part] = true;
+      proven.fills[part] = f.fill[part + 1];
+      proven.fill_adds_score[part] = f.adds[part + 1];
+    }
+    return std::nullopt;
+  };
+
   // 3. Whether a NaN or +inf score at a hidden key reaches the softmax, by
   // what hides it: at the sizes the padding budget allows (the first may
   // hide nothing, a single query row), unpadded and with each 0/1 pattern.
@@ -548,7 +611,11 @@ absl::StatusOr<ProvenMaskChain> Prove(const MaskChainRequest& request, ShapeSubg
   // Keys both parts hide keep a NaN only if each part adds to the score.
   if (kept[2] && *kept[2] != (proven.keeps_nonfinite[0] && proven.keeps_nonfinite[1]))
     return NotCausal("a NaN score at keys both parts hide does not follow the two parts alone");
-  if (padding == nullptr) return proven;
+  if (padding == nullptr) {
+    if (half)
+      if (auto why = sweep()) return NotCausal(*why);
+    return proven;
+  }
 
   // 2. The padding, pattern by pattern, at the sizes the budget allows.
   for (size_t k = 0; k < runnable.size(); ++k) {
@@ -615,42 +682,8 @@ absl::StatusOr<ProvenMaskChain> Prove(const MaskChainRequest& request, ShapeSubg
       return NotCausal("a NaN score at keys both parts hide does not follow the two parts alone");
     proven.keeps_nonfinite = {kept[0].value_or(true), kept[1].value_or(true)};
   }
-  // 5. float16: s + finfo.min rounds in steps of 32, which decides the
-  // weights of a row whose every key is hidden, and a clamp (torch.max(w,
-  // min)) decides what overflowed scores give. The chain is read at every
-  // float16 score, at the first small sizes with each 0/1 pattern, and the
-  // fused op computes such rows as it reads them (ProvenMaskChain::half).
-  if (half) {
-    int swept = 0;
-    for (size_t k = 0; k < runnable.size() && k < kAlwaysPaddedSizes + 2 && swept < kHalfSweepSizes; ++k) {
-      const Sized& z = runnable[k];
-      if (z.probe.t < 2 || z.kv < 2 || z.probe.t * z.kv > kHalfSweepEntries) continue;
-      if (request.rank != 4) return NotCausal("float16 scores of rank 3: the mask cannot be read at every score");
-      ++swept;
-      for (const PaddingPattern& pattern : patterns[k]) {
-        if (pattern.other_values) continue;
-        ASSIGN_OR_RETURN(Tensor scores, HalfSweepScores(z.probe.t, z.kv, options.max_tensor_bytes));
-        ASSIGN_OR_RETURN(Tensor out, evaluate_at(z, &pattern, std::move(scores)));
-        const int64_t offset = z.kv - z.probe.t;
-        auto class_of = [&](int64_t b, int64_t i, int64_t j) {
-          const bool padded = pattern.values[b * z.kv + j] == 0.0;
-          const bool structural = st.Hides(i, j, offset);
-          return structural && padded ? 3 : structural ? 1 : padded ? 2 : 0;
-        };
-        if (auto why = ReadHalfSweep(out, z.batch, class_of, proven.half_functions))
-          return NotCausal(absl::StrCat(*why, " (", z.probe.Label(), " with ", pattern.name, ")"));
-      }
-    }
-    if (swept == 0) return NotCausal("float16 mask: no probe size small enough to read it at every float16 score");
-    proven.half = true;
-    const HalfMaskFunctions& f = proven.half_functions;
-    for (int part = 0; part < 3; ++part) {
-      if (!f.seen[part + 1]) continue;
-      proven.fill_seen[part] = true;
-      proven.fills[part] = f.fill[part + 1];
-      proven.fill_adds_score[part] = f.adds[part + 1];
-    }
-  }
+  if (half)
+    if (auto why = sweep()) return NotCausal(*why);
   return proven;
 }
 

@@ -79,12 +79,13 @@ struct ProvenMaskChain {
   /// bias entry is too large for its fast path.
   std::array<float, 3> part_fills{};
   std::array<bool, 3> part_fill_seen{};
-  /// float16 scores with a padding input: the chain was read at every
-  /// float16 score (half_mask_sweep.h), and `fills` are what it gives each
-  /// part there (added to the score in float16 where fill_adds_score says),
-  /// with half_functions' floors. The fused op must compute rows whose every
-  /// key is hidden in float16, as the subgraph rounds them.
+  /// float16 or bfloat16 scores (`score_type`): the chain was read at every
+  /// score of that type (half_mask_sweep.h), and `fills` are what it gives
+  /// each part there (added to the score in that type where fill_adds_score
+  /// says), with half_functions' floors. The fused op must compute rows whose
+  /// every key is hidden in that type, as the subgraph rounds them.
   bool half = false;
+  ElementType score_type = ElementType::kFloat32;
   HalfMaskFunctions half_functions;
   int probes = 0;
   int64_t longest_constant = 0;

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "absl/status/status.h"
+#include "attune/element_type.h"
 #include "core/schema/multi_head_attention.h"
 #include "ops/attention/attention_backend.h"
 #include "ops/kernel.h"
@@ -43,12 +44,13 @@ struct HiddenFills {
   bool causal_adds_score = false;
   bool padding_adds_score = false;
   bool both_adds_score = false;
-  /// The subgraph's scores and mask steps are float16 (MultiHeadAttention's
-  /// score_rounding): such a row is computed as HalfMaskedScore says, with
-  /// the scale step dividing by `divisor` when it is > 0 (else multiplying by
-  /// AttentionArgs::scale) and each key's masked score clamped at its floor
-  /// [visible, causal, padding, both].
-  bool half = false;
+  /// The subgraph's scores and mask steps are float16 or bfloat16
+  /// (MultiHeadAttention's score_rounding; kFloat32: they are not): such a
+  /// row is computed as HalfScore says, with the scale step dividing by
+  /// `divisor` when it is > 0 (else multiplying by AttentionArgs::scale) and
+  /// each key's masked score clamped at its floor [visible, causal, padding, both].
+  ElementType rounding = ElementType::kFloat32;
+  bool half() const { return rounding != ElementType::kFloat32; }
   float divisor = 0.0f;
   std::array<float, 4> floors = {-std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
                                  -std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity()};
@@ -80,12 +82,13 @@ inline double Float32Dot(const float* q, const float* k, int64_t n,
 
 struct AttentionArgs;
 
-/// Row i's float16 score for key j as the subgraph's float16 MatMul and scale
-/// step give it (HiddenFills::half): q·k accumulated in float32 key by key, as
-/// Attune's float16 MatMul does, rounded to float16, then scaled and rounded again.
+/// Row i's 16-bit score for key j as the subgraph's float16 or bfloat16
+/// MatMul and scale step give it (HiddenFills::rounding): q·k accumulated in
+/// float32 key by key, as Attune's 16-bit MatMul does, rounded to the type,
+/// then scaled and rounded again.
 float HalfScore(const AttentionArgs& a, int64_t b, int64_t h, int64_t i, int64_t j);
-/// x rounded to float16 (to +-inf beyond its range).
-float RoundToHalf(float x);
+/// x rounded to `type`, float16 or bfloat16 (to +-inf beyond its range).
+float RoundToType(ElementType type, float x);
 
 struct AttentionArgs {
   int64_t batch = 0;

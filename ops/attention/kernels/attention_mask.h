@@ -99,13 +99,13 @@ inline void MaskedRowWeights(const AttentionArgs& a, int64_t b, int64_t h, int64
         const bool adds = !seen(j) && (structural && padded ? f.both_adds_score
                                        : structural         ? f.causal_adds_score
                                                             : f.padding_adds_score);
-        if (f.half) {
-          // The subgraph's float16 steps: Q·K, the scale, plus the fill, each
-          // rounded to float16, then the clamp; a visible key whose score
+        if (f.half()) {
+          // The subgraph's 16-bit steps: Q·K, the scale, plus the fill, each
+          // rounded to the type, then the clamp; a visible key whose score
           // overflowed to -inf gets its clamp too.
           const int part = seen(j) ? 0 : structural && padded ? 3 : structural ? 1 : 2;
           const float masked = seen(j) ? -std::numeric_limits<float>::infinity()
-                               : adds  ? RoundToHalf(HalfScore(a, b, h, i, j) + fill)
+                               : adds  ? RoundToType(f.rounding, HalfScore(a, b, h, i, j) + fill)
                                        : fill;
           w[j] = std::max(masked, f.floors[part]);
         } else {
