@@ -221,7 +221,9 @@ absl::StatusOr<GenerationResult> Generator::Generate(const std::vector<std::vect
   if (padded && (psig.attention_mask.empty() || dsig.attention_mask.empty()))
     return absl::InvalidArgumentError(
         "prompts of different lengths need a model with an attention_mask input; run them one at a time");
-  if (padded && (psig.position_ids.empty() || dsig.position_ids.empty()))
+  // Positions counted from the mask (cumsum(attention_mask)) skip the padding by themselves.
+  auto shifted = [](const DecoderSignature& sig) { return sig.position_ids.empty() && !sig.positions_from_mask; };
+  if (padded && (shifted(psig) || shifted(dsig)))
     result.notes.push_back(
         "the model has no position_ids input: left-padded prompts see positions shifted by their padding, so their "
         "tokens may differ from running them alone");

@@ -191,6 +191,31 @@ void FindTableSizes(const Graph& graph, const std::string& input_ids, DecoderSig
   sig.context = context;
 }
 
+// Whether the values of input `mask` reach a CumSum before any product or
+// softmax: positions counted from the mask (cumsum(attention_mask) - 1),
+// rather than the mask only hiding keys in the attention.
+bool PositionsFromMask(const Graph& graph, const std::string& mask) {
+  const Value* start = nullptr;
+  for (const Value* v : graph.inputs())
+    if (v->name() == mask) start = v;
+  if (start == nullptr) return false;
+  std::vector<const Value*> todo{start};
+  std::set<const Value*> seen{start};
+  while (!todo.empty()) {
+    const Value* v = todo.back();
+    todo.pop_back();
+    for (const Use& edge : v->uses()) {
+      const Node* use = edge.node;
+      const std::string& op = use->op_type();
+      if (op == "CumSum") return true;
+      if (op == "MatMul" || op == "Gemm" || op == "Softmax" || op == "Einsum" || use->domain() != "") continue;
+      for (const Value* out : use->outputs())
+        if (out != nullptr && seen.insert(out).second) todo.push_back(out);
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 absl::StatusOr<DecoderSignature> FindSignature(const std::vector<TensorInfo>& inputs,
@@ -299,7 +324,10 @@ absl::StatusOr<DecoderSignature> FindSignature(const std::vector<TensorInfo>& in
 
   const TensorInfo* logits = Find(outputs, sig.logits);
   if (logits->has_shape && !logits->shape.empty() && logits->shape.back() > 0) sig.vocab_size = logits->shape.back();
-  if (graph != nullptr) FindTableSizes(*graph, sig.input_ids, sig);
+  if (graph != nullptr) {
+    FindTableSizes(*graph, sig.input_ids, sig);
+    if (!sig.attention_mask.empty()) sig.positions_from_mask = PositionsFromMask(*graph, sig.attention_mask);
+  }
   return sig;
 }
 
@@ -315,7 +343,11 @@ std::vector<std::string> DescribeDecoderSignature(const DecoderSignature& sig) {
   };
   role("input_ids     ", sig.input_ids);
   role("attention_mask", sig.attention_mask);
-  role("position_ids  ", sig.position_ids);
+  if (sig.position_ids.empty() && sig.positions_from_mask) {
+    lines.push_back(absl::StrCat("position_ids    (none: counted from ", sig.attention_mask, " by CumSum)"));
+  } else {
+    role("position_ids  ", sig.position_ids);
+  }
   role("logits        ", sig.logits);
   lines.push_back(absl::StrCat("vocabulary      ", sig.vocab_size < 0 ? "unknown" : absl::StrCat(sig.vocab_size)));
   lines.push_back(absl::StrCat("context         ", sig.context < 0 ? "unknown" : absl::StrCat(sig.context)));

@@ -42,6 +42,10 @@ struct DecoderSignature {
   std::vector<CacheBinding> cache;
   int64_t vocab_size = -1;  // logits' last dimension, or the token embedding's rows; -1 unknown
   int64_t context = -1;     // position embedding rows; -1 when not discoverable
+  /// The graph computes positions from the attention mask (a CumSum over the
+  /// mask's values, as OPT, GPTBigCode and BLOOM's ALiBi do), so left padding
+  /// shifts no position even without a position_ids input.
+  bool positions_from_mask = false;
 };
 
 /// Human-readable lines: one per role, then one per cache binding, e.g.

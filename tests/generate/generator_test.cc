@@ -353,5 +353,33 @@ TEST(GeneratorTest, PaddingWithoutPositionIdsIsNoted) {
   EXPECT_NE(r->notes[0].find("position_ids"), std::string::npos);
 }
 
+// GPTBigCode counts its positions from the mask (cumsum(attention_mask) - 1):
+// left padding shifts none, so a padded batch needs no note and gives each
+// prompt's tokens alone.
+TEST(GeneratorTest, PositionsCountedFromTheMaskNeedNoPositionIds) {
+  auto decode = Load("hf_gpt_bigcode_decode");
+  auto signature = FindDecoderSignature(*decode);
+  ASSERT_TRUE(signature.ok()) << signature.status();
+  EXPECT_TRUE(signature->position_ids.empty());
+  EXPECT_TRUE(signature->positions_from_mask);
+  auto gpt2 = FindDecoderSignature(*Load("hf_gpt2_decode"));
+  ASSERT_TRUE(gpt2.ok()) << gpt2.status();
+  EXPECT_FALSE(gpt2->positions_from_mask);  // arange(past, past + T): the padding shifts it
+
+  auto generator = Generator::Create(*decode);
+  ASSERT_TRUE(generator.ok()) << generator.status();
+  GenerationOptions options;
+  options.max_new_tokens = 6;
+  const std::vector<std::vector<int64_t>> prompts = {{7, 8, 9, 10, 11}, {30, 31}};
+  auto batch = (*generator)->Generate(prompts, options);
+  ASSERT_TRUE(batch.ok()) << batch.status();
+  EXPECT_TRUE(batch->notes.empty());
+  for (size_t r = 0; r < prompts.size(); ++r) {
+    auto alone = (*generator)->Generate({prompts[r]}, options);
+    ASSERT_TRUE(alone.ok()) << alone.status();
+    EXPECT_EQ(batch->generated_ids[r], alone->generated_ids[0]) << "prompt " << r;
+  }
+}
+
 }  // namespace
 }  // namespace attune
