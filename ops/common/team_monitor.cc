@@ -21,6 +21,7 @@ std::atomic<int64_t> solo_until_ns{0};
 std::atomic<int64_t> pause_ns{kFirstPauseNs};
 std::atomic<int64_t> last_stall_ns{0};
 std::atomic<int64_t> stalls{0};
+std::atomic<int64_t> last_region_end_ns{0};
 
 }  // namespace
 
@@ -48,12 +49,23 @@ void ReportWorkerStartLag(int64_t lag_ns) {
   pause_ns.store(std::min(2 * pause, kLongestPauseNs), std::memory_order_relaxed);
 }
 
+bool WorkersMayBeAsleep(int64_t fork_ns) {
+  return fork_ns - last_region_end_ns.load(std::memory_order_relaxed) > kWorkerSleepGapNs;
+}
+
+void NoteRegionEnd(int64_t end_ns) {
+  int64_t seen = last_region_end_ns.load(std::memory_order_relaxed);
+  while (end_ns > seen && !last_region_end_ns.compare_exchange_weak(seen, end_ns, std::memory_order_relaxed)) {
+  }
+}
+
 int64_t TeamStallCount() { return stalls.load(std::memory_order_relaxed); }
 
 void ResetTeamMonitor() {
   solo_until_ns.store(0, std::memory_order_relaxed);
   last_stall_ns.store(0, std::memory_order_relaxed);
   pause_ns.store(kFirstPauseNs, std::memory_order_relaxed);
+  last_region_end_ns.store(0, std::memory_order_relaxed);
 }
 
 }  // namespace attune

@@ -7,6 +7,12 @@
 // thread alone for a while, after which threads are tried again, the pause
 // doubling with every stall until ten seconds pass without one. The state is
 // process-wide: the cores are shared by all sessions of a process alike.
+//
+// A region forked after the team sat idle for a while is not judged: OpenMP
+// workers spin a few milliseconds after a region, then sleep, and waking a
+// sleeping worker on a virtual machine took over a millisecond on the hosts
+// measured (the first region of each decode step), which says nothing about
+// a busy core; the regions that follow within the step do.
 #pragma once
 
 #include <atomic>
@@ -20,6 +26,13 @@ int EffectiveThreads(int threads);
 /// Reports the delay between a region's fork and its latest worker's start.
 void ReportWorkerStartLag(int64_t lag_ns);
 
+/// Whether a region forked at `fork_ns` may have found its workers asleep:
+/// no region ended within kWorkerSleepGapNs before it.
+bool WorkersMayBeAsleep(int64_t fork_ns);
+
+/// Records that a region ended at `end_ns` (its workers then spin a while).
+void NoteRegionEnd(int64_t end_ns);
+
 /// Steady-clock nanoseconds, the monitor's time base.
 int64_t MonitorNowNs();
 
@@ -28,7 +41,10 @@ int64_t MonitorNowNs();
 class WorkerStartProbe {
  public:
   WorkerStartProbe() : fork_ns_(MonitorNowNs()), latest_ns_(fork_ns_) {}
-  ~WorkerStartProbe() { ReportWorkerStartLag(latest_ns_.load(std::memory_order_relaxed) - fork_ns_); }
+  ~WorkerStartProbe() {
+    if (!WorkersMayBeAsleep(fork_ns_)) ReportWorkerStartLag(latest_ns_.load(std::memory_order_relaxed) - fork_ns_);
+    NoteRegionEnd(MonitorNowNs());
+  }
   WorkerStartProbe(const WorkerStartProbe&) = delete;
   WorkerStartProbe& operator=(const WorkerStartProbe&) = delete;
 
@@ -47,6 +63,10 @@ class WorkerStartProbe {
 /// Worker start delay above which a region counts as stalled: a sleeping
 /// worker wakes in tens of microseconds, a descheduled one in milliseconds.
 inline constexpr int64_t kLateWorkerStartNs = 250'000;
+
+/// Idle time after which a team's workers may be asleep: libgomp spins
+/// 300 000 iterations by default (6 ms on a Zen 5 core) before it sleeps.
+inline constexpr int64_t kWorkerSleepGapNs = 2'000'000;
 
 /// Stalls reported since the process started (each began a one-thread pause).
 int64_t TeamStallCount();

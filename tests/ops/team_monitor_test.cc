@@ -71,6 +71,33 @@ TEST_F(TeamMonitorTest, ProbeReportsTheLatestArrival) {
   EXPECT_EQ(TeamStallCount(), before + 1);
 }
 
+// The first region after the team sat idle may wake sleeping workers, which
+// takes long on a virtual machine and is not judged; a late start right after
+// another region is a stall.
+TEST_F(TeamMonitorTest, ARegionAfterAnIdleTeamIsNotJudged) {
+  const int64_t before = TeamStallCount();
+  {
+    WorkerStartProbe probe;
+    std::this_thread::sleep_for(std::chrono::nanoseconds(2 * kLateWorkerStartNs));
+    probe.Arrive();  // the first region of the process: its workers may have been asleep
+  }
+  EXPECT_EQ(TeamStallCount(), before);
+  std::this_thread::sleep_for(std::chrono::nanoseconds(2 * kWorkerSleepGapNs));
+  {
+    WorkerStartProbe probe;
+    std::this_thread::sleep_for(std::chrono::nanoseconds(2 * kLateWorkerStartNs));
+    probe.Arrive();  // after an idle gap
+  }
+  EXPECT_EQ(TeamStallCount(), before);
+  EXPECT_EQ(EffectiveThreads(2), 2);
+  {
+    WorkerStartProbe probe;
+    std::this_thread::sleep_for(std::chrono::nanoseconds(2 * kLateWorkerStartNs));
+    probe.Arrive();  // right after the last region: the workers were spinning
+  }
+  EXPECT_EQ(TeamStallCount(), before + 1);
+}
+
 TEST_F(TeamMonitorTest, PausedRangesRunOnTheCallingThread) {
   ReportWorkerStartLag(kLateWorkerStartNs + 1);
   const int64_t t0 = MonitorNowNs();
