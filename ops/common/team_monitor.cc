@@ -16,12 +16,18 @@ constexpr int64_t kLongestPauseNs = 2'000'000'000;
 // region proves little: with a core busy, most regions still start on time
 // between the scheduler's slices, and a short pause would keep probing.
 constexpr int64_t kQuietResetNs = 10'000'000'000;
+// A late start pauses the threads only when another came within this time
+// before it: a busy core delays region after region (every one that meets
+// the other process's time slice), where a virtual machine's host that
+// preempts a virtual CPU now and then delays one region in hundreds.
+constexpr int64_t kLatePairNs = 50'000'000;
 
 std::atomic<int64_t> solo_until_ns{0};
 std::atomic<int64_t> pause_ns{kFirstPauseNs};
 std::atomic<int64_t> last_stall_ns{0};
 std::atomic<int64_t> stalls{0};
 std::atomic<int64_t> last_region_end_ns{0};
+std::atomic<int64_t> last_late_ns{-kLatePairNs - 1};
 
 }  // namespace
 
@@ -42,6 +48,8 @@ void ReportWorkerStartLag(int64_t lag_ns) {
       pause_ns.store(kFirstPauseNs, std::memory_order_relaxed);
     return;
   }
+  const int64_t previous_late = last_late_ns.exchange(now, std::memory_order_relaxed);
+  if (now - previous_late > kLatePairNs) return;  // one late start alone: not yet a busy core
   stalls.fetch_add(1, std::memory_order_relaxed);
   last_stall_ns.store(now, std::memory_order_relaxed);
   const int64_t pause = pause_ns.load(std::memory_order_relaxed);
@@ -66,6 +74,7 @@ void ResetTeamMonitor() {
   last_stall_ns.store(0, std::memory_order_relaxed);
   pause_ns.store(kFirstPauseNs, std::memory_order_relaxed);
   last_region_end_ns.store(0, std::memory_order_relaxed);
+  last_late_ns.store(-kLatePairNs - 1, std::memory_order_relaxed);
 }
 
 }  // namespace attune

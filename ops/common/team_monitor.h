@@ -3,9 +3,13 @@
 // core busy, a worker the scheduler does not run for a time slice (a few
 // milliseconds) stalls every region it takes part in, and a decode step of 60
 // regions then takes ten times as long as on one thread. Regions report how
-// late their workers started; a late start makes every run use the calling
-// thread alone for a while, after which threads are tried again, the pause
-// doubling with every stall until ten seconds pass without one. The state is
+// late their workers started; two late starts within 50 ms (a stall) make
+// every run use the calling thread alone for a while, after which threads
+// are tried again, the pause doubling with every stall until ten seconds pass
+// without one. One late start alone is not a stall: the host of a virtual
+// machine preempts a virtual CPU now and then (about one region in several
+// hundred on the Zen 5 host measured), and pausing for it cost two-thread
+// generation most of its second thread. The state is
 // process-wide: the cores are shared by all sessions of a process alike.
 //
 // A region forked after the team sat idle for a while is not judged: OpenMP
@@ -23,7 +27,8 @@ namespace attune {
 /// Threads to use now for a request of `threads` (1 while workers start late).
 int EffectiveThreads(int threads);
 
-/// Reports the delay between a region's fork and its latest worker's start.
+/// Reports the delay between a region's fork and its latest worker's start
+/// (a late one: a stall when another late one came within 50 ms).
 void ReportWorkerStartLag(int64_t lag_ns);
 
 /// Whether a region forked at `fork_ns` may have found its workers asleep:

@@ -1,6 +1,7 @@
-// A late worker start sends runs to one thread for a pause that doubles with
-// every stall (one on-time region does not reset it); a probe reports its
-// latest arrival; while paused, ParallelForRange runs on the calling thread.
+// Two late worker starts close together (a stall) send runs to one thread for
+// a pause that doubles with every stall (one on-time region does not reset
+// it); one late start alone does not; a probe reports its latest arrival;
+// while paused, ParallelForRange runs on the calling thread.
 #include "ops/common/team_monitor.h"
 
 #include <omp.h>
@@ -28,19 +29,25 @@ void WithinMs(int64_t start_ns, int64_t budget_ms, const Fn& check) {
   if (MonitorNowNs() - start_ns < budget_ms * 1'000'000) check();
 }
 
+// Two late starts in a row: what a busy core gives.
+void Stall(int64_t lag_ns = kLateWorkerStartNs + 1) {
+  ReportWorkerStartLag(lag_ns);
+  ReportWorkerStartLag(lag_ns);
+}
+
 TEST_F(TeamMonitorTest, StallPausesThreadsAndThePauseDoubles) {
   EXPECT_EQ(EffectiveThreads(2), 2);
   EXPECT_EQ(EffectiveThreads(1), 1);
   EXPECT_EQ(EffectiveThreads(0), 0);  // "all cores" is left to the caller
 
   int64_t t0 = MonitorNowNs();
-  ReportWorkerStartLag(kLateWorkerStartNs + 1);
+  Stall();
   WithinMs(t0, 40, [] { EXPECT_EQ(EffectiveThreads(4), 1); });
   std::this_thread::sleep_for(std::chrono::milliseconds(60));
   EXPECT_EQ(EffectiveThreads(4), 4);  // the first pause is 50 ms
 
   t0 = MonitorNowNs();
-  ReportWorkerStartLag(kLateWorkerStartNs * 10);  // a second stall: 100 ms
+  Stall(kLateWorkerStartNs * 10);  // a second stall: 100 ms
   std::this_thread::sleep_for(std::chrono::milliseconds(60));
   WithinMs(t0, 90, [] { EXPECT_EQ(EffectiveThreads(4), 1); });
   std::this_thread::sleep_for(std::chrono::milliseconds(60));
@@ -49,10 +56,20 @@ TEST_F(TeamMonitorTest, StallPausesThreadsAndThePauseDoubles) {
   // One on-time region does not shorten the pause: the third stall pauses 200 ms.
   ReportWorkerStartLag(1000);
   t0 = MonitorNowNs();
-  ReportWorkerStartLag(kLateWorkerStartNs + 1);
+  Stall();
   std::this_thread::sleep_for(std::chrono::milliseconds(120));
   WithinMs(t0, 190, [] { EXPECT_EQ(EffectiveThreads(4), 1); });
   EXPECT_EQ(TeamStallCount() >= 3, true);
+}
+
+TEST_F(TeamMonitorTest, OneLateStartAloneIsNotAStall) {
+  const int64_t before = TeamStallCount();
+  ReportWorkerStartLag(kLateWorkerStartNs * 4);
+  EXPECT_EQ(TeamStallCount(), before);
+  EXPECT_EQ(EffectiveThreads(2), 2);
+  for (int i = 0; i < 100; ++i) ReportWorkerStartLag(1000);  // regions on time do not pair it
+  ReportWorkerStartLag(kLateWorkerStartNs * 4);  // within 50 ms of the first: a stall
+  EXPECT_EQ(TeamStallCount(), before + 1);
 }
 
 TEST_F(TeamMonitorTest, ProbeReportsTheLatestArrival) {
@@ -63,10 +80,10 @@ TEST_F(TeamMonitorTest, ProbeReportsTheLatestArrival) {
   }
   EXPECT_EQ(TeamStallCount(), before);
   EXPECT_EQ(EffectiveThreads(2), 2);
-  {
+  for (int region = 0; region < 2; ++region) {
     WorkerStartProbe probe;
     std::this_thread::sleep_for(std::chrono::nanoseconds(2 * kLateWorkerStartNs));
-    probe.Arrive();  // a worker the scheduler kept waiting
+    probe.Arrive();  // a worker the scheduler kept waiting, twice
   }
   EXPECT_EQ(TeamStallCount(), before + 1);
 }
@@ -90,16 +107,16 @@ TEST_F(TeamMonitorTest, ARegionAfterAnIdleTeamIsNotJudged) {
   }
   EXPECT_EQ(TeamStallCount(), before);
   EXPECT_EQ(EffectiveThreads(2), 2);
-  {
+  for (int region = 0; region < 2; ++region) {
     WorkerStartProbe probe;
     std::this_thread::sleep_for(std::chrono::nanoseconds(2 * kLateWorkerStartNs));
     probe.Arrive();  // right after the last region: the workers were spinning
   }
-  EXPECT_EQ(TeamStallCount(), before + 1);
+  EXPECT_EQ(TeamStallCount(), before + 1);  // those two are a stall; the two after idle gaps were not judged
 }
 
 TEST_F(TeamMonitorTest, PausedRangesRunOnTheCallingThread) {
-  ReportWorkerStartLag(kLateWorkerStartNs + 1);
+  Stall();
   const int64_t t0 = MonitorNowNs();
   std::vector<std::pair<int64_t, int64_t>> calls;
   bool in_parallel = true;
