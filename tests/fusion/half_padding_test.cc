@@ -63,6 +63,23 @@ Node* FusedNode(Graph& g) {
   return nullptr;
 }
 
+// The one fused block of a causal + padding model, its hidden rows computed
+// in `rounding`; nullptr (and a failure) when the model did not fuse so.
+Node* PaddedFusion(const ModelPair& p, const std::string& rounding) {
+  if (p.fused == nullptr || p.report.fusions.size() != 1) {
+    ADD_FAILURE() << "expected one fusion";
+    return nullptr;
+  }
+  EXPECT_EQ(p.report.fusions[0].mask, "causal+padding");
+  Node* fused = FusedNode(*p.fused);
+  if (fused == nullptr) {
+    ADD_FAILURE() << "no MultiHeadAttention node";
+    return nullptr;
+  }
+  EXPECT_EQ(fused->attributes().GetString("score_rounding", "").value_or(""), rounding);
+  return fused;
+}
+
 struct Case {
   const char* model;
   const char* form;  // what decides its hidden rows
@@ -73,12 +90,8 @@ class HalfPadding : public ::testing::TestWithParam<Case> {};
 TEST_P(HalfPadding, RowsWithEveryKeyHiddenAreComputedInFloat16) {
   const std::string model = GetParam().model;
   ModelPair p = LoadModelPair(model);
-  ASSERT_NE(p.fused, nullptr);
-  ASSERT_EQ(p.report.fusions.size(), 1u);
-  EXPECT_EQ(p.report.fusions[0].mask, "causal+padding");
-  Node* fused = FusedNode(*p.fused);
+  Node* fused = PaddedFusion(p, "float16");
   ASSERT_NE(fused, nullptr);
-  EXPECT_EQ(fused->attributes().GetString("score_rounding", "").value_or(""), "float16");
 
   const std::vector<Tensor> in = Inputs(model, *p.fused, 6.0f);
   auto want = RunGraph(*p.unfused, DefaultKernelRegistry(), in);
@@ -106,12 +119,7 @@ TEST_P(HalfPadding, RowsWithEveryKeyHiddenAreComputedInFloat16) {
 // bfloat16 units on every backend.
 TEST(HalfPaddingBFloat16, FusesAsCausalPlusPaddingAndAgreesOnHiddenRows) {
   ModelPair p = LoadModelPair("precision_llama_bf16");
-  ASSERT_NE(p.fused, nullptr);
-  ASSERT_EQ(p.report.fusions.size(), 1u);
-  EXPECT_EQ(p.report.fusions[0].mask, "causal+padding");
-  Node* fused = FusedNode(*p.fused);
-  ASSERT_NE(fused, nullptr);
-  EXPECT_EQ(fused->attributes().GetString("score_rounding", "").value_or(""), "bfloat16");
+  ASSERT_NE(PaddedFusion(p, "bfloat16"), nullptr);
   std::vector<Tensor> in;
   for (const Value* v : p.fused->inputs()) {
     if (v->is_constant()) continue;
