@@ -3,6 +3,8 @@
 #include <bit>
 #include <cstring>
 
+#include "core/ir/round_through_type.h"
+
 namespace attune {
 
 size_t ElementSize(ElementType type) {
@@ -95,6 +97,12 @@ BFloat16 FloatToBFloat16(float f) {
   if ((x & 0x7fffffffu) > 0x7f800000u) return {static_cast<uint16_t>((x >> 16) | 0x40)};
   x += 0x7fffu + ((x >> 16) & 1);
   return {static_cast<uint16_t>(x >> 16)};
+}
+
+float RoundThroughType(ElementType type, float x) {
+  if (type == ElementType::kFloat16) return HalfToFloat(FloatToHalf(x));
+  if (type == ElementType::kBFloat16) return BFloat16ToFloat(FloatToBFloat16(x));
+  return x;
 }
 
 }  // namespace attune

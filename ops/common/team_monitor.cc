@@ -61,11 +61,7 @@ bool WorkersMayBeAsleep(int64_t fork_ns) {
   return fork_ns - last_region_end_ns.load(std::memory_order_relaxed) > kWorkerSleepGapNs;
 }
 
-void NoteRegionEnd(int64_t end_ns) {
-  int64_t seen = last_region_end_ns.load(std::memory_order_relaxed);
-  while (end_ns > seen && !last_region_end_ns.compare_exchange_weak(seen, end_ns, std::memory_order_relaxed)) {
-  }
-}
+void NoteRegionEnd(int64_t end_ns) { RaiseTo(last_region_end_ns, end_ns); }
 
 int64_t TeamStallCount() { return stalls.load(std::memory_order_relaxed); }
 

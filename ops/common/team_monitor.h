@@ -41,6 +41,13 @@ void NoteRegionEnd(int64_t end_ns);
 /// Steady-clock nanoseconds, the monitor's time base.
 int64_t MonitorNowNs();
 
+/// Raises `a` to `value` if it is below it.
+inline void RaiseTo(std::atomic<int64_t>& a, int64_t value) {
+  int64_t seen = a.load(std::memory_order_relaxed);
+  while (value > seen && !a.compare_exchange_weak(seen, value, std::memory_order_relaxed)) {
+  }
+}
+
 /// Measures one parallel region: made before the fork, Arrive() called first
 /// thing by every worker in it, and the lag reported when it goes out of scope.
 class WorkerStartProbe {
@@ -53,12 +60,7 @@ class WorkerStartProbe {
   WorkerStartProbe(const WorkerStartProbe&) = delete;
   WorkerStartProbe& operator=(const WorkerStartProbe&) = delete;
 
-  void Arrive() {
-    const int64_t now = MonitorNowNs();
-    int64_t seen = latest_ns_.load(std::memory_order_relaxed);
-    while (now > seen && !latest_ns_.compare_exchange_weak(seen, now, std::memory_order_relaxed)) {
-    }
-  }
+  void Arrive() { RaiseTo(latest_ns_, MonitorNowNs()); }
 
  private:
   int64_t fork_ns_;

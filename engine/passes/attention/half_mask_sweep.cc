@@ -1,12 +1,12 @@
 #include "engine/passes/attention/half_mask_sweep.h"
 
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "core/common/status_macros.h"
+#include "core/ir/round_through_type.h"
 
 namespace attune::attention {
 namespace {
@@ -23,10 +23,6 @@ bool IsBFloat16(ElementType type) { return type == ElementType::kBFloat16; }
 
 float ToFloat(ElementType type, uint16_t bits) {
   return IsBFloat16(type) ? BFloat16ToFloat(BFloat16{bits}) : HalfToFloat(Float16{bits});
-}
-
-float RoundTo(ElementType type, float x) {
-  return IsBFloat16(type) ? BFloat16ToFloat(FloatToBFloat16(x)) : HalfToFloat(FloatToHalf(x));
 }
 
 // The lowest finite value of the type: a visible key's floor must be at or below it.
@@ -74,7 +70,7 @@ std::optional<std::string> Fit(ElementType type, int c, const std::vector<float>
   adds = true;
   for (size_t v = 0; v < s.size(); ++v) {
     if (s[v] == kInf) continue;  // what +inf gives is the non-finite rules' question (hidden_nonfinite)
-    const float want = std::max(RoundTo(type, s[v] + fill), floor);
+    const float want = std::max(RoundThroughType(type, s[v] + fill), floor);
     if (!Same(h[v], want))
       return absl::StrCat(kClassNames[c], " get ", h[v], " for the ", name, " score ", s[v], ", not max(", s[v],
                           " + ", fill, " rounded to ", name, ", ", floor, ") = ", want);

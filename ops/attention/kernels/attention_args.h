@@ -87,8 +87,6 @@ struct AttentionArgs;
 /// float32 key by key, as Attune's 16-bit MatMul does, rounded to the type,
 /// then scaled and rounded again.
 float HalfScore(const AttentionArgs& a, int64_t b, int64_t h, int64_t i, int64_t j);
-/// x rounded to `type`, float16 or bfloat16 (to +-inf beyond its range).
-float RoundToType(ElementType type, float x);
 
 struct AttentionArgs {
   int64_t batch = 0;

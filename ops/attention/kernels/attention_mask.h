@@ -9,6 +9,7 @@
 #include <limits>
 #include <vector>
 
+#include "core/ir/round_through_type.h"
 #include "ops/attention/kernels/attention_args.h"
 
 namespace attune::attention {
@@ -105,7 +106,7 @@ inline void MaskedRowWeights(const AttentionArgs& a, int64_t b, int64_t h, int64
           // overflowed to -inf gets its clamp too.
           const int part = seen(j) ? 0 : structural && padded ? 3 : structural ? 1 : 2;
           const float masked = seen(j) ? -std::numeric_limits<float>::infinity()
-                               : adds  ? RoundToType(f.rounding, HalfScore(a, b, h, i, j) + fill)
+                               : adds  ? RoundThroughType(f.rounding, HalfScore(a, b, h, i, j) + fill)
                                        : fill;
           w[j] = std::max(masked, f.floors[part]);
         } else {

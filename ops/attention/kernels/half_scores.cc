@@ -3,14 +3,10 @@
 // line in a portable translation unit: the float32 accumulation below must be
 // the separate multiply and add of Attune's 16-bit MatMul (reference loop),
 // never a fused multiply-add of an ISA build.
-#include "attune/element_type.h"
+#include "core/ir/round_through_type.h"
 #include "ops/attention/kernels/attention_mask.h"
 
 namespace attune::attention {
-
-float RoundToType(ElementType type, float x) {
-  return type == ElementType::kBFloat16 ? BFloat16ToFloat(FloatToBFloat16(x)) : HalfToFloat(FloatToHalf(x));
-}
 
 float HalfScore(const AttentionArgs& a, int64_t b, int64_t h, int64_t i, int64_t j) {
   const float* q = RowOf(a.q, b, h, i);
@@ -18,11 +14,11 @@ float HalfScore(const AttentionArgs& a, int64_t b, int64_t h, int64_t i, int64_t
   float acc = 0.0f;
   for (int64_t d = 0; d < a.head_dim; ++d) acc += q[d] * k[d];
   const ElementType type = a.hidden_fills.rounding;
-  float s = RoundToType(type, acc);
+  float s = RoundThroughType(type, acc);
   if (a.hidden_fills.divisor > 0.0f) {
-    s = RoundToType(type, s / a.hidden_fills.divisor);
+    s = RoundThroughType(type, s / a.hidden_fills.divisor);
   } else if (a.scale != 1.0f) {
-    s = RoundToType(type, s * a.scale);
+    s = RoundThroughType(type, s * a.scale);
   }
   return s;
 }
