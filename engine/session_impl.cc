@@ -9,27 +9,12 @@
 #include "core/common/escape.h"
 #include "core/common/log.h"
 #include "core/common/status_macros.h"
-#include "engine/exec/plan_evaluator.h"
-#include "engine/passes/pass_manager.h"
+#include "engine/optimise_graph.h"
 #include "ops/attention/attention_backend.h"
 #include "ops/registry.h"
 
 namespace attune {
 namespace {
-
-TensorInfo ToTensorInfo(const ValueInfo& v) {
-  TensorInfo info;
-  info.name = v.name;
-  info.type = v.type;
-  info.has_shape = v.shape.has_value();
-  if (v.shape) {
-    for (const Dim& d : *v.shape) {
-      info.shape.push_back(d.is_known() ? d.value() : -1);
-      info.shape_symbols.push_back(d.is_symbol() ? d.symbol() : "");
-    }
-  }
-  return info;
-}
 
 AttentionBackend ToBackend(AttentionBackendOption option) {
   switch (option) {
@@ -72,6 +57,20 @@ ModelSummary Summarize(const Graph& graph) {
 
 }  // namespace
 
+TensorInfo ToTensorInfo(const ValueInfo& v) {
+  TensorInfo info;
+  info.name = v.name;
+  info.type = v.type;
+  info.has_shape = v.shape.has_value();
+  if (v.shape) {
+    for (const Dim& d : *v.shape) {
+      info.shape.push_back(d.is_known() ? d.value() : -1);
+      info.shape_symbols.push_back(d.is_symbol() ? d.symbol() : "");
+    }
+  }
+  return info;
+}
+
 ExecOptions ToExecOptions(const SessionOptions& options) {
   ExecOptions exec;
   exec.threads = options.threads;
@@ -87,28 +86,30 @@ absl::StatusOr<std::unique_ptr<SessionImpl>> SessionImpl::Create(std::unique_ptr
   if (options.max_tensor_bytes <= 0) return absl::InvalidArgumentError("max_tensor_bytes must be positive");
   auto impl = std::unique_ptr<SessionImpl>(new SessionImpl());
   impl->options_ = options;
-  impl->graph_ = std::move(graph);
-  const ExecOptions exec = ToExecOptions(options);
+  impl->summary_ = Summarize(*graph);
 
-  impl->summary_ = Summarize(*impl->graph_);
-  impl->report_.ops_before = OpHistogram(*impl->graph_);
-  std::unique_ptr<PassManager> pipeline = DefaultPipeline(options.fuse);
-  for (const std::string& name : options.disabled_passes) RETURN_IF_ERROR(pipeline->Disable(name));
-  if (!options.stop_after_pass.empty()) RETURN_IF_ERROR(pipeline->StopAfter(options.stop_after_pass));
-  PassContext context;
-  context.registry = &DefaultKernelRegistry();
-  const PlanEvaluator evaluator(DefaultKernelRegistry());
-  context.evaluator = &evaluator;
-  context.exec_options = exec;
-  context.report = &impl->report_;
-  context.verify_fusion = options.verify_fusion;
-  RETURN_IF_ERROR(pipeline->Run(*impl->graph_, context));
-  impl->report_.ops_after = OpHistogram(*impl->graph_);
-
-  ASSIGN_OR_RETURN(impl->plan_, Plan::Compile(*impl->graph_, DefaultKernelRegistry(), exec));
-  for (const ValueInfo& v : impl->plan_->inputs()) impl->inputs_.push_back(ToTensorInfo(v));
-  for (const ValueInfo& v : impl->plan_->outputs()) impl->outputs_.push_back(ToTensorInfo(v));
+  ASSIGN_OR_RETURN(OptimisedGraph optimised, OptimiseGraph(std::move(graph), options));
+  impl->report_ = std::move(optimised.report);
+  impl->assumptions_ = std::move(optimised.assumptions);
+  impl->unspecialised_graph_ = std::move(optimised.unspecialised);
+  impl->graph_ = std::move(optimised.graph);
+  // What the model declares: the unspecialised graph's inputs when there is one.
+  const Graph& declared = impl->unspecialised_graph_ != nullptr ? *impl->unspecialised_graph_ : *impl->graph_;
+  for (Value* v : declared.inputs()) impl->declared_inputs_.push_back(ValueInfo{v->name(), v->type(), v->shape()});
+  for (const ValueInfo& v : impl->declared_inputs_) impl->inputs_.push_back(ToTensorInfo(v));
+  for (Value* v : declared.outputs()) impl->outputs_.push_back(ToTensorInfo(ValueInfo{v->name(), v->type(), v->shape()}));
+  ASSIGN_OR_RETURN(impl->plan_, Plan::Compile(*impl->graph_, DefaultKernelRegistry(), ToExecOptions(options)));
   return impl;
+}
+
+absl::StatusOr<const Plan*> SessionImpl::PlanFor(const std::vector<Tensor>& inputs) const {
+  if (DimAssumptionsHold(assumptions_, declared_inputs_, inputs)) return plan_.get();
+  std::lock_guard<std::mutex> lock(unspecialised_mutex_);
+  if (unspecialised_plan_ == nullptr) {
+    ASSIGN_OR_RETURN(unspecialised_plan_,
+                     Plan::Compile(*unspecialised_graph_, DefaultKernelRegistry(), ToExecOptions(options_)));
+  }
+  return unspecialised_plan_.get();
 }
 
 absl::StatusOr<NamedTensors> SessionImpl::Run(const NamedTensors& inputs, const NodeObserver* observer,
@@ -133,7 +134,12 @@ absl::StatusOr<NamedTensors> SessionImpl::Run(const NamedTensors& inputs, const 
     return absl::InvalidArgumentError(absl::StrCat("unknown input ", QuoteName(by_name.begin()->first),
                                                    " (the model's inputs: ", absl::StrJoin(names, ", "), ")"));
   }
-  ASSIGN_OR_RETURN(std::vector<Tensor> results, plan_->Run(std::move(ordered), observer, output_buffers, caches));
+  ASSIGN_OR_RETURN(const Plan* plan, PlanFor(ordered));
+  if (plan != plan_.get() && caches != nullptr && !caches->empty())
+    return absl::FailedPreconditionError(absl::StrCat(
+        "cache buffers are bound to the plan that assumes ", assumptions_.front().ToString(),
+        ", and these inputs break it"));
+  ASSIGN_OR_RETURN(std::vector<Tensor> results, plan->Run(std::move(ordered), observer, output_buffers, caches));
   NamedTensors named;
   for (size_t i = 0; i < results.size(); ++i) named.emplace_back(outputs_[i].name, std::move(results[i]));
   return named;

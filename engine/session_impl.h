@@ -3,12 +3,14 @@
 
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "attune/session.h"
 #include "core/ir/graph.h"
+#include "engine/dim_assumptions.h"
 #include "engine/exec/plan.h"
 
 namespace attune {
@@ -36,9 +38,12 @@ class SessionImpl {
   const FusionReport& report() const { return report_; }
   const ModelSummary& model_summary() const { return summary_; }
   const SessionOptions& options() const { return options_; }
-  /// The optimised graph the plan was compiled from.
+  /// The optimised graph the plan was compiled from (under `assumptions()`).
   const Graph& graph() const { return *graph_; }
   const Plan& plan() const { return *plan_; }
+  /// Input relations the plan was optimised under (dim_assumptions.h); a run
+  /// that breaks one runs a plan of the graph optimised without them.
+  const std::vector<DimAssumption>& assumptions() const { return assumptions_; }
 
   /// Runs the plan on named inputs (never copied). `output_buffers`, when given,
   /// holds per graph output a caller buffer to compute it in (see Plan::Run).
@@ -49,6 +54,10 @@ class SessionImpl {
                                    const std::vector<PlanCacheBinding>* caches = nullptr) const;
 
  private:
+  /// `plan_`, or the unspecialised plan (compiled at its first use) when
+  /// `inputs` break an assumption.
+  absl::StatusOr<const Plan*> PlanFor(const std::vector<Tensor>& inputs) const;
+
   SessionOptions options_;
   std::unique_ptr<Graph> graph_;
   std::unique_ptr<Plan> plan_;
@@ -56,7 +65,15 @@ class SessionImpl {
   ModelSummary summary_;
   std::vector<TensorInfo> inputs_;
   std::vector<TensorInfo> outputs_;
+  std::vector<ValueInfo> declared_inputs_;  // as the unspecialised graph has them
+  std::vector<DimAssumption> assumptions_;
+  std::unique_ptr<Graph> unspecialised_graph_;  // optimised without the assumptions; null without them
+  mutable std::mutex unspecialised_mutex_;
+  mutable std::unique_ptr<Plan> unspecialised_plan_;
 };
+
+/// The public description of a graph input or output.
+TensorInfo ToTensorInfo(const ValueInfo& v);
 
 /// Maps the public option to the kernel-level one.
 ExecOptions ToExecOptions(const SessionOptions& options);

@@ -303,6 +303,7 @@ class PySession {
       caps.append(c);
     }
     d["iteration_cap_hit"] = caps;
+    d["assumptions"] = r.assumptions;
     d["stopped_after"] = r.stopped_after.empty() ? py::object(py::none()) : py::object(py::str(r.stopped_after));
     return d;
   }

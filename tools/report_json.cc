@@ -120,6 +120,7 @@ nlohmann::json ReportToJson(const std::string& model_path, const SessionImpl& se
       {"rejected", rejected},
       {"passes", passes},
       {"iteration_cap_hit", caps},
+      {"assumptions", r.assumptions},
       {"stopped_after", r.stopped_after.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.stopped_after)}};
   if (!r.stopped_after.empty()) report["graph"] = GraphToJson(session.graph());
   return report;

@@ -109,6 +109,14 @@ std::string RenderTextReport(const nlohmann::json& r, bool colour) {
   }
   absl::StrAppendFormat(&out, "  %-24s %6d -> %-6d\n", "total", before_total, after_total);
 
+  const nlohmann::json assumptions = r.value("assumptions", nlohmann::json::array());
+  if (!assumptions.empty()) {
+    absl::StrAppend(&out, "\n", s.Bold(absl::StrCat("Optimised under (", assumptions.size(), ")")),
+                    s.Dim("  checked at every run; a run that breaks one runs the graph optimised without them"),
+                    "\n");
+    for (const auto& a : assumptions) absl::StrAppend(&out, "  ", a.get<std::string>(), "\n");
+  }
+
   const auto& fusions = r["fusions"];
   absl::StrAppend(&out, "\n", s.Bold(absl::StrCat("Fusions (", fusions.size(), ")")), "\n");
   if (fusions.empty()) absl::StrAppend(&out, "  none", r["fuse"].get<bool>() ? "" : " (fusion disabled)", "\n");

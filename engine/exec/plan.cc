@@ -206,6 +206,17 @@ absl::Status Plan::CheckInputs(const std::vector<Tensor>& inputs) const {
     return absl::InvalidArgumentError(
         absl::StrCat("expected ", inputs_.size(), " inputs, got ", inputs.size()));
   absl::flat_hash_map<std::string, int64_t> symbols;
+  std::vector<std::pair<size_t, size_t>> expressions;  // {input, dim} of symbols that are expressions
+  auto bind = [&](size_t i, size_t d) -> absl::Status {
+    const std::string& symbol = (*inputs_[i].shape)[d].symbol();
+    const int64_t actual = inputs[i].shape()[d];
+    auto [it, inserted] = symbols.try_emplace(symbol, actual);
+    if (!inserted && it->second != actual)
+      return absl::InvalidArgumentError(absl::StrCat("input ", QuoteName(inputs_[i].name), " dimension ", d, " ('",
+                                                     symbol, "') is ", actual, " but another input binds it to ",
+                                                     it->second));
+    return absl::OkStatus();
+  };
   for (size_t i = 0; i < inputs.size(); ++i) {
     const ValueInfo& info = inputs_[i];
     const Tensor& t = inputs[i];
@@ -226,14 +237,30 @@ absl::Status Plan::CheckInputs(const std::vector<Tensor>& inputs) const {
         return absl::InvalidArgumentError(absl::StrCat("input ", QuoteName(info.name), " has shape ",
                                                        ShapeToString(t.shape()), ", expected ",
                                                        SymbolicShapeToString(shape)));
-      if (shape[d].is_symbol()) {
-        auto [it, inserted] = symbols.try_emplace(shape[d].symbol(), actual);
-        if (!inserted && it->second != actual)
-          return absl::InvalidArgumentError(absl::StrCat("input ", QuoteName(info.name), " dimension ", d, " ('",
-                                                         shape[d].symbol(), "') is ", actual,
-                                                         " but another input binds it to ", it->second));
+      if (!shape[d].is_symbol()) continue;
+      const DimAtom* atom = shape[d].expr()->single_atom();
+      if (atom == nullptr || atom->is_min()) {
+        expressions.push_back({i, d});  // "past_seq+seq": checked once the names are bound
+        continue;
       }
+      RETURN_IF_ERROR(bind(i, d));
     }
+  }
+  for (const auto& [i, d] : expressions) {
+    const Dim& dim = (*inputs_[i].shape)[d];
+    const int64_t actual = inputs[i].shape()[d];
+    const std::optional<int64_t> value = dim.expr()->Evaluate([&](const std::string& text) -> std::optional<int64_t> {
+      auto it = symbols.find(text);
+      return it == symbols.end() ? std::nullopt : std::optional<int64_t>(it->second);
+    });
+    if (!value) {
+      RETURN_IF_ERROR(bind(i, d));  // names no other input binds: the text is the symbol
+      continue;
+    }
+    if (*value != actual)
+      return absl::InvalidArgumentError(absl::StrCat("input ", QuoteName(inputs_[i].name), " dimension ", d, " ('",
+                                                     dim.symbol(), "') is ", actual, " but the other inputs make it ",
+                                                     *value));
   }
   return absl::OkStatus();
 }

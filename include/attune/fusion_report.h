@@ -85,6 +85,11 @@ struct FusionReport {
   std::vector<std::string> passes_run;    // pass names in the order they ran
   /// Stages that stopped at their round cap without reaching a fixed point.
   std::vector<IterationCapHit> iteration_cap_hit;
+  /// Relations between input dims the graph was optimised under, each with
+  /// its reason ("attention_mask dim 1 (total_seq) = past_seq+seq: ...").
+  /// Every run checks them; a run that breaks one runs the graph optimised
+  /// without them.
+  std::vector<std::string> assumptions;
   /// The pass the pipeline stopped after (SessionOptions::stop_after_pass); empty when every pass ran.
   std::string stopped_after;
 };

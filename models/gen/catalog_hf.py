@@ -160,10 +160,11 @@ LLAMA_BLOCKS = [block("causal+padding", HEADS, LLAMA_HEAD_DIM, LLAMA_KV_HEADS) f
 # symbol of its own beside the cache's past_seq + seq): an attention_mask of one key gives a (T, 1)
 # mask that the scores broadcast to every key, causal part included. That is neither causal + padding
 # nor a refusal, so these blocks fuse with the mask as an explicit input.
-LLAMA_DECODE_BLOCKS = [block("explicit", HEADS, LLAMA_HEAD_DIM, LLAMA_KV_HEADS) for _ in range(LAYERS)]
-LLAMA_DECODE_NOTE = (" Fused with the mask as an explicit input: _update_causal_mask takes its key count from "
-                     "attention_mask (total_seq), so an attention_mask of one key broadcasts the whole mask's "
-                     "first column, causal part included, to every key.")
+LLAMA_DECODE_NOTE = (" _update_causal_mask takes its key count from attention_mask (total_seq), so an attention_mask "
+                     "of one key broadcasts the whole mask's first column, causal part included, to every key: "
+                     "the blocks fuse as causal + padding under the decoder convention total_seq = past_seq + seq, "
+                     "which every run checks; a run that breaks it runs the graph optimised without it, where "
+                     "they fuse with the mask as an explicit input.")
 
 SPECS = [
     ModelSpec(name="hf_gpt2_prefill",
@@ -285,16 +286,15 @@ SPECS += [
               description=f"{BIGCODE_SHAPE}. Decode: input_ids (B, T), attention_mask (B, past+T) and "
               f"past_key_values.N (B, past, {2 * HEAD_DIM}) in, logits and present.N (B, past+T, "
               f"{2 * HEAD_DIM}) out. Sample: past {PAST} (the presents of a real prefix), T {NEW}, batch row 1 "
-              f"left-padded by {PAD}. Not fused: the position ids are cumsum(attention_mask) sliced "
-              "[past : past + T], whose length shape analysis cannot prove T (attention_mask's key count is "
-              "its own symbol), so the hidden states' query axis is unknown from the embedding on; "
-              "unfold_query_heads computes the blocks on heads, and the attention report names the mask "
-              "broadcast it cannot prove.",
+              f"left-padded by {PAD}. The position ids are cumsum(attention_mask) sliced [past : past + T]: "
+              "their length is T only because attention_mask covers past + T keys, which the export names "
+              "as its own symbol (total_seq). The blocks fuse as causal + padding under that decoder "
+              "convention, which every run checks (a run that breaks it runs the graph optimised without it).",
               build=build_bigcode, make_inputs=bigcode_decode_inputs,
               input_names=["input_ids", "attention_mask"] + BIGCODE_KV_IN,
               output_names=["logits"] + BIGCODE_KV_OUT, dynamic_axes=BIGCODE_DECODE_AXES,
-              attention_blocks=BIGCODE_BLOCKS, expected_fusions=0, seed=50,
-              extra={"past_length": PAST, "expected_causal_fusions": 0}, save_model=tie_lm_head),
+              attention_blocks=BIGCODE_BLOCKS, expected_fusions=LAYERS, seed=50,
+              extra={"past_length": PAST}, save_model=tie_lm_head),
 ]
 
 
@@ -313,5 +313,5 @@ SPECS += [
             "folding turns the causal part of the mask into a constant buffer holding finfo.min; with one key "
             "count, the blocks fuse as causal + padding.", dynamic_axes={}),
 ]
-SPECS = [dataclasses.replace(s, description=s.description + LLAMA_DECODE_NOTE, attention_blocks=LLAMA_DECODE_BLOCKS)
+SPECS = [dataclasses.replace(s, description=s.description + LLAMA_DECODE_NOTE)
          if s.name in ("hf_llama_decode", "hf_qwen3_decode") else s for s in SPECS]

@@ -77,7 +77,7 @@ class InferenceSession:
 
     def fusion_report(self):
         """The keys of `attune inspect --format json`: model, inputs, outputs, fuse, ops_before,
-        ops_after, fusions, op_fusions, rejected, passes, iteration_cap_hit, stopped_after. The public API has no model summary, so model
+        ops_after, fusions, op_fusions, rejected, passes, iteration_cap_hit, assumptions, stopped_after. The public API has no model summary, so model
         holds the path (None for bytes) and None for producer, ir_version and the counts."""
         raw = self._session.report()
         passes = []
@@ -102,6 +102,7 @@ class InferenceSession:
             "rejected": raw["rejected"],
             "passes": passes,
             "iteration_cap_hit": raw["iteration_cap_hit"],
+            "assumptions": raw["assumptions"],
             "stopped_after": raw["stopped_after"],
         }
 

@@ -13,6 +13,7 @@
 #include "absl/strings/match.h"
 #include "engine/exec/plan_evaluator.h"
 #include "engine/io/npy.h"
+#include "engine/optimise_graph.h"
 #include "engine/passes/pass_manager.h"
 #include "engine/passes/passes.h"
 #include "engine/rewrite/verify_rewrite.h"
@@ -64,19 +65,21 @@ double OutputTolerance(ElementType precision, const Tensor& want) {
   return 4 * std::ldexp(1.0, static_cast<int>(std::floor(std::log2(largest))) - bits);
 }
 
+// As a session optimises (engine/optimise_graph.h): a decoder may be
+// optimised under its mask-length convention.
 Optimised Optimise(const fs::path& dir, bool fuse, bool verify = false) {
   Optimised out;
   auto graph = ImportModelFromFile((dir / "model.onnx").string());
   EXPECT_TRUE(graph.ok()) << graph.status();
   if (!graph.ok()) return out;
-  out.graph = *std::move(graph);
-  PassContext context;
-  context.registry = &DefaultKernelRegistry();
-  context.evaluator = &DefaultSubgraphEvaluator();
-  context.report = &out.report;
-  context.verify_fusion = verify;
-  absl::Status s = DefaultPipeline(fuse)->Run(*out.graph, context);
-  EXPECT_TRUE(s.ok()) << s;
+  SessionOptions options;
+  options.fuse = fuse;
+  options.verify_fusion = verify;
+  auto optimised = OptimiseGraph(*std::move(graph), options);
+  EXPECT_TRUE(optimised.ok()) << optimised.status();
+  if (!optimised.ok()) return out;
+  out.graph = std::move(optimised->graph);
+  out.report = std::move(optimised->report);
   return out;
 }
 

@@ -1,6 +1,7 @@
 #include "engine/passes/attention/probe_plan.h"
 
 #include "absl/strings/str_cat.h"
+#include "engine/passes/symbolic_dim.h"
 #include "engine/pattern/constants.h"
 
 namespace attune::attention {
@@ -44,6 +45,15 @@ absl::StatusOr<ProbePlan> PlanProbes(const ProbeDims& r, const std::vector<const
   bool kv_free = false;
   for (const std::string& s : kv_symbols) kv_free |= !known.count(s);
   if (r.kv_len.is_unknown()) return NotCausal("cannot probe the mask: key length unknown");
+  // A key length of the query length plus a symbol of its own (a cache
+  // concatenated before the block, past+seq): that symbol is the past.
+  const Dim beyond_query = DimSub(r.kv_len, r.q_len);
+  if (kv_free && !r.past_len.has_value() && IsPlainSymbol(beyond_query) && !known.count(beyond_query.symbol())) {
+    plan.past_symbol = beyond_query.symbol();
+    plan.past_varies = true;
+    known.insert(*plan.past_symbol);
+    kv_free = false;
+  }
   if (kv_free) {
     if (!IsPlainSymbol(r.kv_len))
       return NotCausal(absl::StrCat("cannot probe the mask: key length is ", r.kv_len.ToString()));
