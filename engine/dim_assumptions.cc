@@ -2,19 +2,13 @@
 
 #include <optional>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "engine/generate/signature.h"
+#include "engine/rewrite/dim_binding.h"
 #include "engine/session_impl.h"
 
 namespace attune {
 namespace {
-
-const Value* FindInput(const Graph& graph, const std::string& name) {
-  for (const Value* v : graph.inputs())
-    if (v->name() == name) return v;
-  return nullptr;
-}
 
 // The symbol of a whole dim (one name, not an expression or a minimum); empty otherwise.
 std::string WholeSymbol(const Value* v, int axis) {
@@ -26,7 +20,7 @@ std::string WholeSymbol(const Value* v, int axis) {
 
 std::vector<TensorInfo> Infos(const std::vector<Value*>& values) {
   std::vector<TensorInfo> infos;
-  for (const Value* v : values) infos.push_back(ToTensorInfo(ValueInfo{v->name(), v->type(), v->shape()}));
+  for (const Value* v : values) infos.push_back(ToTensorInfo(*v));
   return infos;
 }
 
@@ -74,12 +68,12 @@ std::vector<DimAssumption> FindDecoderDimAssumptions(const Graph& graph) {
   std::vector<DimAssumption> found;
   const std::optional<DecoderSignature> sig = Signature(graph);
   if (!sig) return found;
-  const std::string seq = WholeSymbol(FindInput(graph, sig->input_ids), 1);
+  const std::string seq = WholeSymbol(graph.FindValue(sig->input_ids), 1);
   if (seq.empty()) return found;
   std::string past;
   for (const CacheBinding& c : sig->cache) {
     if (c.past.empty()) continue;
-    const std::string p = WholeSymbol(FindInput(graph, c.past), c.seq_axis);
+    const std::string p = WholeSymbol(graph.FindValue(c.past), c.seq_axis);
     if (p.empty() || (!past.empty() && p != past)) return found;  // pasts of different lengths: no one convention
     past = p;
   }
@@ -87,7 +81,7 @@ std::vector<DimAssumption> FindDecoderDimAssumptions(const Graph& graph) {
   const Dim covered = past.empty() ? tokens : Dim::FromExpr(*DimExpr::Add(DimExpr::Symbol(past), DimExpr::Symbol(seq)));
 
   auto assume = [&](const std::string& input, const Dim& equals, const char* why) {
-    const Value* v = FindInput(graph, input);
+    const Value* v = graph.FindValue(input);
     if (v == nullptr || !v->shape() || v->shape()->size() != 2) return;
     const std::string symbol = WholeSymbol(v, 1);
     if (symbol.empty() || symbol == seq || symbol == past) return;
@@ -103,40 +97,31 @@ std::vector<DimAssumption> FindDecoderDimAssumptions(const Graph& graph) {
 }
 
 void ApplyDimAssumptions(const std::vector<DimAssumption>& assumptions, Graph& graph) {
-  for (const DimAssumption& a : assumptions) {
-    for (Value* v : graph.inputs()) {
-      std::optional<SymbolicShape> shape = v->shape();
-      SubstituteShape(shape, a);
-      v->set_shape(std::move(shape));
-    }
-    for (Node* node : graph.nodes()) {
-      for (Value* v : node->outputs()) {
-        if (v == nullptr) continue;
-        std::optional<SymbolicShape> shape = v->shape();
-        SubstituteShape(shape, a);
-        v->set_shape(std::move(shape));
-      }
-    }
-    for (Value* v : graph.outputs()) {
-      std::optional<SymbolicShape> shape = v->shape();
-      SubstituteShape(shape, a);
-      v->set_shape(std::move(shape));
-    }
-  }
+  auto rewrite = [&](Value* v) {
+    if (v == nullptr) return;
+    std::optional<SymbolicShape> shape = v->shape();
+    for (const DimAssumption& a : assumptions) SubstituteShape(shape, a);
+    v->set_shape(std::move(shape));
+  };
+  for (Value* v : graph.inputs()) rewrite(v);
+  for (Node* node : graph.nodes())
+    for (Value* v : node->outputs()) rewrite(v);
+  for (Value* v : graph.outputs()) rewrite(v);
 }
 
 bool DimAssumptionsHold(const std::vector<DimAssumption>& assumptions, const std::vector<ValueInfo>& declared,
                         const std::vector<Tensor>& inputs) {
   if (assumptions.empty()) return true;
   // Whole-symbol dims of the inputs, as this run binds them.
-  absl::flat_hash_map<std::string, int64_t> bound;
+  DimBinding bound;
   std::vector<const Tensor*> by_assumption(assumptions.size(), nullptr);
   for (size_t i = 0; i < declared.size() && i < inputs.size(); ++i) {
     if (!declared[i].shape || static_cast<size_t>(inputs[i].rank()) != declared[i].shape->size()) continue;
     for (size_t d = 0; d < declared[i].shape->size(); ++d) {
       const Dim& dim = (*declared[i].shape)[d];
       const DimAtom* atom = dim.expr() != nullptr ? dim.expr()->single_atom() : nullptr;
-      if (atom != nullptr && !atom->is_min()) bound.try_emplace(atom->text(), inputs[i].shape()[d]);
+      if (atom == nullptr || atom->is_min() || bound.IsBound(atom->text())) continue;
+      bound.Bind(atom->text(), inputs[i].shape()[d]);
     }
     for (size_t a = 0; a < assumptions.size(); ++a)
       if (declared[i].name == assumptions[a].input) by_assumption[a] = &inputs[i];
@@ -144,12 +129,7 @@ bool DimAssumptionsHold(const std::vector<DimAssumption>& assumptions, const std
   for (size_t a = 0; a < assumptions.size(); ++a) {
     const Tensor* t = by_assumption[a];
     if (t == nullptr || t->rank() <= assumptions[a].axis) return false;
-    const std::optional<int64_t> want = assumptions[a].equals.expr() == nullptr
-        ? std::optional<int64_t>(assumptions[a].equals.value())
-        : assumptions[a].equals.expr()->Evaluate([&](const std::string& text) -> std::optional<int64_t> {
-            auto it = bound.find(text);
-            return it == bound.end() ? std::nullopt : std::optional<int64_t>(it->second);
-          });
+    const std::optional<int64_t> want = bound.Evaluate(assumptions[a].equals);
     if (!want || *want != t->shape()[assumptions[a].axis]) return false;
   }
   return true;

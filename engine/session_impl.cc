@@ -71,6 +71,8 @@ TensorInfo ToTensorInfo(const ValueInfo& v) {
   return info;
 }
 
+TensorInfo ToTensorInfo(const Value& v) { return ToTensorInfo(ValueInfo{v.name(), v.type(), v.shape()}); }
+
 ExecOptions ToExecOptions(const SessionOptions& options) {
   ExecOptions exec;
   exec.threads = options.threads;
@@ -97,7 +99,7 @@ absl::StatusOr<std::unique_ptr<SessionImpl>> SessionImpl::Create(std::unique_ptr
   const Graph& declared = impl->unspecialised_graph_ != nullptr ? *impl->unspecialised_graph_ : *impl->graph_;
   for (Value* v : declared.inputs()) impl->declared_inputs_.push_back(ValueInfo{v->name(), v->type(), v->shape()});
   for (const ValueInfo& v : impl->declared_inputs_) impl->inputs_.push_back(ToTensorInfo(v));
-  for (Value* v : declared.outputs()) impl->outputs_.push_back(ToTensorInfo(ValueInfo{v->name(), v->type(), v->shape()}));
+  for (const Value* v : declared.outputs()) impl->outputs_.push_back(ToTensorInfo(*v));
   ASSIGN_OR_RETURN(impl->plan_, Plan::Compile(*impl->graph_, DefaultKernelRegistry(), ToExecOptions(options)));
   return impl;
 }

@@ -74,6 +74,7 @@ class SessionImpl {
 
 /// The public description of a graph input or output.
 TensorInfo ToTensorInfo(const ValueInfo& v);
+TensorInfo ToTensorInfo(const Value& v);
 
 /// Maps the public option to the kernel-level one.
 ExecOptions ToExecOptions(const SessionOptions& options);
