@@ -15,12 +15,20 @@
 //   ConstantOfShape(v)·s        = ConstantOfShape(v·s) for a one-element
 //                               float32 constant s: the same float product the
 //                               Mul makes for every element, NaN or not.
+//   Expand(m, shape) read by an element-wise op that broadcasts it against
+//                               another operand x of that shape: the op reads m
+//                               and broadcasts it itself (DistilBERT's
+//                               masked_fill(mask.expand_as(scores), min)), when
+//                               m provably broadcasts to x's shape: the same
+//                               elements, and the same output shape.
 // Mul(x, 0) with x not a constant is never folded: x may be Inf or NaN, and
 // then x·0 is NaN. (A constant x times 0 is constant folding's to compute.)
 #include <cmath>
 #include <optional>
 
+#include "absl/container/flat_hash_set.h"
 #include "engine/passes/passes.h"
+#include "engine/passes/shape_analysis.h"
 
 namespace attune {
 namespace {
@@ -146,6 +154,44 @@ std::optional<ScaledFill> ScaledFillOf(const Node& node) {
   return std::nullopt;
 }
 
+// Ops that broadcast all their inputs against each other, element by element.
+bool BroadcastsOperands(const Node& node) {
+  static const absl::flat_hash_set<std::string> kOps = {
+      "Add", "Sub", "Mul", "Div", "Pow", "Where", "Max", "Min", "Sum", "Mean", "Equal", "Less", "Greater",
+      "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor"};
+  return node.domain().empty() && node.num_outputs() == 1 && kOps.contains(node.op_type());
+}
+
+bool FullyKnown(const std::optional<SymbolicShape>& s) {
+  if (!s) return false;
+  for (const Dim& d : *s)
+    if (d.is_unknown()) return false;
+  return true;
+}
+
+// Points each element-wise reader of Expand(m, shape) at m where another of
+// its operands already has the expanded shape; true when any reader moved.
+bool BypassRedundantExpand(Graph& graph, const Node& expand) {
+  if (expand.op_type() != "Expand" || !expand.domain().empty() || expand.num_inputs() != 2) return false;
+  Value* m = expand.input(0);
+  Value* e = expand.output(0);
+  if (m == nullptr || e == nullptr || !FullyKnown(e->shape())) return false;
+  bool moved = false;
+  const std::vector<Use> uses = e->uses();
+  for (const Use& use : uses) {
+    Node* reader = use.node;
+    if (!BroadcastsOperands(*reader)) continue;
+    bool other_has_shape = false;
+    for (const Value* x : reader->inputs())
+      if (x != nullptr && x != e && FullyKnown(x->shape()) && SameShape(x->shape(), e->shape()))
+        other_has_shape = true;
+    if (!other_has_shape || !BroadcastKeepsShape(e->shape(), m->shape())) continue;
+    graph.SetNodeInput(reader, use.index, m);
+    moved = true;
+  }
+  return moved;
+}
+
 class AlgebraicSimplifyPass final : public Pass {
  public:
   std::string_view name() const override { return "algebraic_simplify"; }
@@ -155,6 +201,10 @@ class AlgebraicSimplifyPass final : public Pass {
     for (Node* node : graph.nodes()) {
       Value* out = node->output(0);
       if (out == nullptr) continue;
+      if (BypassRedundantExpand(graph, *node)) {
+        changed = true;
+        continue;
+      }
       if (auto scaled = ScaledFillOf(*node)) {
         Attributes attrs;
         auto value = Tensor::FromVector<float>({1}, {scaled->value});

@@ -114,6 +114,8 @@ std::unique_ptr<PassManager> DefaultPipeline(bool fuse) {
   simplify.push_back(MakeShapeFoldingPass());
   // After shape folding: its shape proofs read the folded ConstantOfShape shapes.
   simplify.push_back(MakeAlgebraicSimplifyPass());
+  // GPT-J masks the raw scores and scales after: the patterns read the scale first.
+  simplify.push_back(MakeScaleBeforeMaskPass());
   // After algebraic_simplify, which removes baddbmm's zero base from the 3-D
   // scores; it reads the symbolic shapes that shape inference gave.
   simplify.push_back(MakeUnmergeHeadsPass());

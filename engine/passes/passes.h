@@ -18,6 +18,8 @@ std::unique_ptr<Pass> MakeShapeFoldingPass();
 std::unique_ptr<Pass> MakeEinsumToMatMulPass();
 /// Removes provably neutral arithmetic (x*1, x/1, x+0, x-0) and scales ConstantOfShape fills.
 std::unique_ptr<Pass> MakeAlgebraicSimplifyPass();
+/// A constant scale after a Where mask moved onto its branches: (Where(c, s, F) / k) -> Where(c, s / k, F / k).
+std::unique_ptr<Pass> MakeScaleBeforeMaskPass();
 /// Heads merged into the batch ((B, H, T, X) viewed as (B*H, T, X), bmm, viewed back) computed on the
 /// 4-D tensors: the region between head merges and the view back, proven by the symbolic shapes.
 std::unique_ptr<Pass> MakeUnmergeHeadsPass();

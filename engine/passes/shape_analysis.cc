@@ -76,6 +76,7 @@ absl::StatusOr<ShapeAnalysis> ShapeAnalysis::Run(const Graph& graph) {
         if (found.data && shape_rules::MayTrackData(f.type, f.shape) &&
             static_cast<int64_t>(found.data->size()) == shape_rules::StaticElementCount(f.shape))
           f.data = found.data;
+        f.integer_before_cast = found.integer_before_cast;
       }
       analysis.facts_[out] = std::move(f);
     }

@@ -166,5 +166,51 @@ TEST(CanonAlgebraicSimplify, NeedsTheFillShapeToMatch) {
   EXPECT_EQ(CountOps(g.b.graph(), "Add"), 1);
 }
 
+// DistilBERT: masked_fill((mask == 0).view(B, 1, 1, S).expand_as(scores), min)
+// exports Where(Expand(m, Shape(scores)), min, scores); the Where broadcasts m
+// itself, so the Expand (and its read of the scores' shape) goes.
+struct ExpandedMask {
+  GraphBuilder b;
+  Value* m;
+  Value* where;
+  explicit ExpandedMask(SymbolicShape m_shape, SymbolicShape target_of = Dims({"batch", 4, "seq", "seq"}),
+                        SymbolicShape scores_shape = Dims({"batch", 4, "seq", "seq"})) {
+    m = b.Input("m", ElementType::kBool, std::move(m_shape));
+    Value* scores = b.Input("scores", kF32, std::move(scores_shape));
+    Value* target = b.Input("target", kF32, std::move(target_of));
+    Value* expanded = b.Node("Expand", {m, b.Node("Shape", {target})});
+    where = b.Node("Where", {expanded, b.Constant("min", ScalarOf<float>(std::numeric_limits<float>::lowest())), scores});
+    b.Output(where);
+  }
+  bool Simplified() {
+    auto shapes = MakeShapeInferencePass();
+    EXPECT_TRUE(RunPass(*shapes, b.graph()).ok());
+    auto pass = MakeAlgebraicSimplifyPass();
+    auto changed = RunPass(*pass, b.graph());
+    EXPECT_TRUE(changed.ok()) << changed.status();
+    return changed.ok() && *changed;
+  }
+  bool WhereReadsMask() const { return where->producer()->input(0) == m; }
+};
+
+TEST(CanonAlgebraicSimplify, DropsAnExpandTheReaderBroadcastsItself) {
+  ExpandedMask g(Dims({"batch", 1, 1, "seq"}));
+  EXPECT_TRUE(g.Simplified());
+  EXPECT_TRUE(g.WhereReadsMask());
+  EXPECT_EQ(CountOps(g.b.graph(), "Expand"), 0);
+  EXPECT_EQ(CountOps(g.b.graph(), "Shape"), 0);
+}
+
+TEST(CanonAlgebraicSimplify, KeepsAnExpandThatShapesTheOutput) {
+  // The scores are (seq, seq): the Expand gives the Where its batch and heads.
+  ExpandedMask grows(Dims({"batch", 1, 1, "seq"}), Dims({"batch", 4, "seq", "seq"}), Dims({"seq", "seq"}));
+  EXPECT_FALSE(grows.Simplified());
+  EXPECT_FALSE(grows.WhereReadsMask());
+  // m (batch, 1, 1, other) is not proven to broadcast to (batch, 4, seq, seq): the Expand may fail.
+  ExpandedMask unproven(Dims({"batch", 1, 1, "other"}));
+  EXPECT_FALSE(unproven.Simplified());
+  EXPECT_FALSE(unproven.WhereReadsMask());
+}
+
 }  // namespace
 }  // namespace attune::testing

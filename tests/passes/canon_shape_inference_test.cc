@@ -237,6 +237,29 @@ TEST(CanonShapeInference, TriluRangeConstantOfShape) {
   EXPECT_EQ(ShapeOf(tri), "[seq, seq]");
 }
 
+// Falcon's rotary cache: arange(float(seq)) is a float Range up to a cast
+// integer; it has seq elements from an integral start with step 1, and no
+// length is claimed for a fractional step or start.
+TEST(CanonShapeInference, FloatRangeUpToACastLength) {
+  GraphBuilder b;
+  Value* x = b.Input("x", kF32, Dims({"batch", "seq", 64}));
+  Value* seq = b.Node("Gather", {b.Node("Shape", {x}), b.Constant("one", ScalarOf<int64_t>(1))});
+  Value* limit = b.Node("Cast", {seq}, Attrs({{"to", static_cast<int64_t>(kF32)}}));
+  Value* from_zero = b.Node("Range", {b.Constant("z", ScalarOf<float>(0.f)), limit, b.Constant("s", ScalarOf<float>(1.f))});
+  Value* from_two = b.Node("Range", {b.Constant("z2", ScalarOf<float>(2.f)), limit, b.Constant("s2", ScalarOf<float>(1.f))},
+                           {}, "from_two");
+  Value* halves = b.Node("Range", {b.Constant("z3", ScalarOf<float>(0.f)), limit, b.Constant("s3", ScalarOf<float>(0.5f))},
+                         {}, "halves");
+  Value* shifted = b.Node("Range", {b.Constant("z4", ScalarOf<float>(0.5f)), limit, b.Constant("s4", ScalarOf<float>(1.f))},
+                          {}, "shifted");
+  Infer(b.graph());
+  EXPECT_EQ(ShapeOf(from_zero), "[seq]");
+  EXPECT_EQ(from_zero->type(), kF32);
+  EXPECT_EQ(ShapeOf(from_two), "[unk__from_two_out_0]") << "seq - 2 may be negative";
+  EXPECT_EQ(ShapeOf(halves), "[unk__halves_out_0]");
+  EXPECT_EQ(ShapeOf(shifted), "[unk__shifted_out_0]");
+}
+
 TEST(CanonShapeInference, Einsum) {
   GraphBuilder b;
   Value* q = b.Input("q", kF32, Dims({"b", 4, "t", 16}));

@@ -23,9 +23,6 @@ namespace {
 namespace c = captures;
 using Reason = std::string;
 
-// A Where fill at or below this hides its key as surely as -inf does.
-constexpr double kHidingFill = -1e4;
-
 std::string Quote(const Value* v) { return absl::StrCat("'", v->name(), "'"); }
 
 std::optional<Reason> CheckSoftmaxAxis(const Graph& graph, const Node& softmax, int rank) {

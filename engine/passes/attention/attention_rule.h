@@ -18,6 +18,9 @@
 
 namespace attune::attention {
 
+/// A Where fill at or below this hides its key as surely as -inf does.
+inline constexpr double kHidingFill = -1e4;
+
 struct AttentionRewrite {
   RewritePlan plan;
   /// The report entry, filled but for the node name and the replaced nodes.

@@ -165,6 +165,10 @@ absl::Status CastRule(ShapeContext& ctx) {
   // Integer to integer keeps tracked values (shape arithmetic often casts int64 <-> int32).
   if (ctx.input(0).data && IsInteger(ctx.input(0).type) && out.type != ElementType::kBool && IsInteger(out.type))
     out.data = ctx.input(0).data;
+  const bool to_float = out.type == ElementType::kFloat32 || out.type == ElementType::kFloat64;
+  if (ctx.input(0).data && ctx.input(0).data->size() == 1 && IsInteger(ctx.input(0).type) &&
+      ctx.input(0).type != ElementType::kBool && to_float)
+    out.integer_before_cast = (*ctx.input(0).data)[0];
   return absl::OkStatus();
 }
 

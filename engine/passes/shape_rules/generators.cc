@@ -123,6 +123,12 @@ absl::Status RangeRule(ShapeContext& ctx) {
   // range(start, limit) with step 1 has limit - start elements when that is provably >= 0.
   auto s = ctx.InputData(0);
   auto l = ctx.InputData(1);
+  // A float range up to a cast integer: arange(float(n)) has n elements from
+  // an integral start with step 1. (Exact while n is below 2^24, the float32
+  // integers: a sequence that long has long exhausted memory elsewhere.)
+  if (!s && start && *start == std::floor(*start) && std::fabs(*start) < (1 << 24))
+    s = std::vector<Dim>{Dim::Known(static_cast<int64_t>(*start))};
+  if (!l && ctx.input(1).integer_before_cast) l = std::vector<Dim>{*ctx.input(1).integer_before_cast};
   if (delta && *delta == 1 && s && l && s->size() == 1 && l->size() == 1) {
     auto length = DimSub((*l)[0], (*s)[0]).AsExpr();
     if (length && length->IsNonNegative()) {

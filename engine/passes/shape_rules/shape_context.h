@@ -31,6 +31,10 @@ struct ValueFacts {
   /// row-major order, each a number or a symbolic dim (e.g. Shape(x) of
   /// x[batch, seq, 768] holds {batch, seq, 768}).
   std::optional<std::vector<Dim>> data;
+  /// For a one-element float tensor cast from a tracked integer (Falcon's
+  /// rotary cache: arange(float(seq))): that integer. Only Range reads it; no
+  /// arithmetic is carried on it, since float Div is not integer Div.
+  std::optional<Dim> integer_before_cast;
 
   int64_t rank() const { return shape ? static_cast<int64_t>(shape->size()) : -1; }
 };
