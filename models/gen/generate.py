@@ -19,6 +19,7 @@ import catalog_external  # noqa: E402
 import catalog_forms  # noqa: E402
 import catalog_gpt  # noqa: E402
 import catalog_hf  # noqa: E402
+import catalog_libraries  # noqa: E402
 import catalog_masking  # noqa: E402
 import catalog_merged  # noqa: E402
 import catalog_negative  # noqa: E402
@@ -32,7 +33,7 @@ from spec import GraphSpec  # noqa: E402
 ALL = (catalog_attention.SPECS + catalog_gpt.SPECS + catalog_hf.SPECS + catalog_negative.SPECS
        + [catalog_external.SPEC] + catalog_forms.SPECS + catalog_window.SPECS + catalog_ort.SPECS
        + catalog_sdpa.SPECS + catalog_merged.SPECS + catalog_precision.SPECS
-       + catalog_bias.SPECS + catalog_masking.SPECS)
+       + catalog_bias.SPECS + catalog_masking.SPECS + catalog_libraries.SPECS)
 
 
 def generate_graph(spec, models_dir):

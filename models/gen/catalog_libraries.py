@@ -1,0 +1,198 @@
+"""Whole small models as other libraries write their attention: Hugging Face's GPT-J (hf_gptj.py),
+Falcon-7B (hf_falcon.py), DistilBERT (hf_distilbert.py), GPT-Neo with global and local layers
+(hf_gpt_neo.py), CLIP's text encoder (hf_clip.py), and Karpathy's nanoGPT (nanogpt.py). Vocab 97,
+d_model 64, 4 heads of 16, 2 layers, context 64, eval mode, torch's default initialisation from the seed;
+nanoGPT has its own _init_weights, and the embeddings tied to an lm_head (and GPT-Neo's positions) are
+drawn N(0, 0.02) as Hugging Face's _init_weights draws them, so that the logits stay O(1). Each takes
+input_ids and (but nanoGPT) an int64 attention_mask with batch row 1 padded: on the left for the
+decoders, on the right for the encoders."""
+import numpy as np
+import torch
+
+import hf_clip
+import hf_distilbert
+import hf_falcon
+import hf_gpt_neo
+import hf_gptj
+import nanogpt
+from catalog_hf import tie_lm_head
+from export import torch_export, torch_outputs, write_folder
+from spec import SEQ, ModelSpec, block
+
+VOCAB, D_MODEL, HEADS, LAYERS, CTX = 97, 64, 4, 2, 64
+HEAD_DIM = D_MODEL // HEADS
+LEFT_PAD = 2            # decoders: batch row 1 left-padded by this many tokens
+RIGHT_PAD = 3           # encoders: batch row 1 right-padded by this many tokens
+GPTJ_ROTARY_DIM = 8     # rotary on the first 8 of each head's 16 features (GPT-J 6B: 64 of 256)
+NEO_WINDOW = 8          # GPT-Neo's window_size; max_position_embeddings is CTX
+GPTJ_T, FALCON_T, DISTILBERT_T, NEO_T, CLIP_T, NANO_T = 11, 13, 12, 20, 14, 10
+SHAPE = f"vocab {VOCAB}, d_model {D_MODEL}, {HEADS} heads of {HEAD_DIM}, {LAYERS} layers, context {CTX}"
+
+
+def left_padded(num_tokens):
+    mask = np.ones((2, num_tokens), dtype=np.int64)
+    mask[1, :LEFT_PAD] = 0
+    return mask
+
+
+def right_padded(num_tokens):
+    mask = np.ones((2, num_tokens), dtype=np.int64)
+    mask[1, num_tokens - RIGHT_PAD:] = 0
+    return mask
+
+
+def decoder_inputs(num_tokens):
+    """input_ids and attention_mask (2, T), row 1 left-padded (random ids under the padding, as hf_gpt2)."""
+    def make(module, rng):
+        return {"input_ids": rng.randint(0, VOCAB, size=(2, num_tokens)).astype(np.int64),
+                "attention_mask": left_padded(num_tokens)}
+    return make
+
+
+def encoder_inputs(num_tokens, eos_last=False):
+    """input_ids and attention_mask (2, T), row 1 right-padded with pad id 0; `eos_last`: each row's last
+    real token is the eos, the largest id (VOCAB - 1), which CLIP's pooling finds by argmax."""
+    def make(module, rng):
+        mask = right_padded(num_tokens)
+        ids = rng.randint(1, VOCAB - 1, size=(2, num_tokens)).astype(np.int64)
+        if eos_last:
+            ids[np.arange(2), mask.sum(axis=1) - 1] = VOCAB - 1
+        ids[mask == 0] = 0
+        return {"input_ids": ids, "attention_mask": mask}
+    return make
+
+
+def nano_inputs(module, rng):
+    return {"idx": rng.randint(0, VOCAB, size=(2, NANO_T)).astype(np.int64)}
+
+
+def export_with_empty_cache(spec, folder):
+    """generate.generate's steps, with the module's lazily built caches emptied (reset_cache) between the
+    reference run and the export, so that the trace builds them as an export of a freshly loaded model does
+    (traced with a filled cache, Falcon's rotary table would be a constant of the sample's length)."""
+    torch.manual_seed(spec.seed)
+    module = spec.build().eval()
+    inputs = spec.make_inputs(module, np.random.RandomState(1000 + spec.seed))
+    outputs = torch_outputs(module, inputs, spec.input_names, spec.output_names)
+    module.reset_cache()
+    model = torch_export(module, inputs, spec.input_names, spec.output_names, spec.dynamic_axes, spec.opset)
+    meta = {"name": spec.name.split("/")[-1], "description": spec.description,
+            "attention_blocks": spec.attention_blocks, "expected_fusions": spec.expected_fusions, **spec.extra}
+    write_folder(folder, model, inputs, outputs, meta, spec.save_model)
+
+
+def blocks(*kinds, kv_heads=None, window=None, scale=None):
+    """One block per entry of `kinds` ("window+padding" takes `window`)."""
+    return [block(k, HEADS, HEAD_DIM, kv_heads, window=window if k.startswith("window") else None, scale=scale)
+            for k in kinds]
+
+
+DECODER_AXES = {"input_ids": SEQ, "attention_mask": SEQ, "logits": SEQ}
+ENCODER_AXES = {"input_ids": SEQ, "attention_mask": SEQ, "last_hidden_state": SEQ}
+IDS_MASK = ["input_ids", "attention_mask"]
+
+GPTJ = (f"GPT-J as Hugging Face writes it (modeling_gptj 4.30-4.40, eager): {SHAPE}; rotary on the first "
+        f"{GPTJ_ROTARY_DIM} features of each head from the sinusoid table gathered by position_ids, sin and cos "
+        "repeat_interleave'd by 2, rotate_every_two (stack((-x[..., 1::2], x[..., ::2]), -1).flatten(-2)); "
+        "attention in float32: torch.where(bias[:, :, k-q:k, :k], w, torch.tensor(finfo.min)) THEN "
+        "w / scale_attn (a 0-d tensor sqrt(head_dim)) THEN + (1 - attention_mask) * finfo.min, softmax, "
+        "matmul V; parallel block attn(ln_1(x)) + mlp(ln_1(x)) + x, gelu_new, untied lm_head with bias")
+FALCON = (f"Falcon-7B as Hugging Face writes it (modeling_falcon 4.33: multi_query, parallel_attn, no alibi, "
+          f"bias-free FalconLinear x @ W.T): {SHAPE}, {HEADS} query heads and 1 K/V head; one query_key_value "
+          "projection viewed (B, T, H + 2, D) and split by indexing; rotary cos/sin built in the graph from "
+          "torch.arange(seq_len, dtype=float32) (a float Range on Cast(Shape)); the bool mask "
+          "triu(ones(T, T), 1) expanded OR ~attention_mask[:, None, None, :] expanded, then in each layer "
+          "(mask * 1.0).masked_fill(mask, -1e9) added to query @ key.T / sqrt(head_dim), softmax in float32, "
+          "@ value with the one K/V head broadcast by MatMul; parallel attention + GELU MLP, LayerNorm, "
+          "lm_head tied to the word embeddings")
+DISTILBERT = (f"DistilBERT as Hugging Face writes it (modeling_distilbert 4.30-4.45, MultiHeadSelfAttention): "
+              f"{SHAPE}, learned positions; q = q / sqrt(dim_per_head), scores = q @ k.transpose(2, 3), "
+              "mask = (attention_mask == 0).view(bs, 1, 1, k_len).expand_as(scores) (an Expand to the shape of "
+              "the scores), scores.masked_fill(mask, torch.tensor(finfo.min)), softmax, dropout, context; "
+              "post-norm LayerNorm blocks, GELU FFN")
+NEO = (f"GPT-Neo as Hugging Face writes it (modeling_gpt_neo 4.30-4.36, eager): {SHAPE}, attention_types "
+       f"global then local, window_size {NEO_WINDOW}; each layer's bool buffer bias = tril(ones(64, 64)), the "
+       "local layer's bias ^ tril(bias, {diag}); no scaling (scores are not divided by sqrt(head_dim)), "
+       "float32 upcast, torch.where(bias[:, :, k-q:k, :k], w, torch.tensor(finfo.min)) + "
+       "(1 - attention_mask) * finfo.min, softmax; learned positions, gelu_new, lm_head tied to wte")
+CLIP = (f"CLIP's text encoder as Hugging Face writes it (modeling_clip 4.27-4.30): {SHAPE}; the causal mask "
+        "torch.empty(B, T, T).fill_(finfo.min).triu_(1).unsqueeze(1) and the padding mask of _expand_mask "
+        "(inverted = 1 - mask expanded, inverted.masked_fill(inverted.bool(), finfo.min)), each added in turn "
+        "to the (B, H, T, T) view of scores torch.bmm(q * head_dim ** -0.5, k.transpose(1, 2)) on heads "
+        "merged into the batch (B * H, T, D) and viewed back to (B * H, T, T); quick_gelu MLP, final "
+        "LayerNorm, pooled output at the argmax of input_ids (the eos)")
+NANO = (f"nanoGPT's CausalSelfAttention (karpathy/nanoGPT model.py, the path without "
+        f"scaled_dot_product_attention): {SHAPE}; c_attn(x).split(n_embd, dim=2), att = (q @ k.transpose(-2, "
+        "-1)) * (1.0 / math.sqrt(k.size(-1))), att.masked_fill(bias[:, :, :T, :T] == 0, float('-inf')) on "
+        "a float tril buffer, softmax, att @ v; LayerNorm with bias, GELU MLP, tied lm_head, nanoGPT's "
+        "_init_weights; the logits of every position")
+
+
+def neo(window_offset):
+    return lambda: hf_gpt_neo.GPTNeoForCausalLM(VOCAB, D_MODEL, HEADS, CTX, NEO_WINDOW, ("global", "local"),
+                                                window_offset=window_offset)
+
+
+SPECS = [
+    ModelSpec(name="hf_gptj_prefill",
+              description=f"{GPTJ}. input_ids and attention_mask (B, T) in, logits out. Sample: T {GPTJ_T}, "
+              f"batch row 1 left-padded by {LEFT_PAD}. Exported with static shapes (batch 2, seq {GPTJ_T}): "
+              "torch 1.13 writes repeat_interleave on a tensor with a dynamic dim as an ONNX Loop, which Attune "
+              "does not run (2 Loop nodes with dynamic batch and seq); with every dim known it writes Split, "
+              "Expand, Reshape and Concat. The scaling after the causal fill leaves hidden keys at finfo.min / 4, "
+              "so a left-padded row's padded queries, which see no key, put their weight on the later keys.",
+              build=lambda: hf_gptj.GPTJForCausalLM(VOCAB, D_MODEL, HEADS, LAYERS, CTX, GPTJ_ROTARY_DIM),
+              make_inputs=decoder_inputs(GPTJ_T), input_names=IDS_MASK, output_names=["logits"], dynamic_axes={},
+              attention_blocks=blocks("causal+padding", "causal+padding"), expected_fusions=LAYERS, seed=101),
+    ModelSpec(name="hf_falcon_prefill",
+              description=f"{FALCON}. input_ids and attention_mask (B, T) in, logits out. Sample: T {FALCON_T}, "
+              f"batch row 1 left-padded by {LEFT_PAD}. The rotary cache is emptied before the export, as in a "
+              "freshly loaded model, so the trace builds it.",
+              build=lambda: hf_falcon.FalconForCausalLM(VOCAB, D_MODEL, HEADS, LAYERS),
+              make_inputs=decoder_inputs(FALCON_T), input_names=IDS_MASK, output_names=["logits"],
+              dynamic_axes=DECODER_AXES, attention_blocks=blocks("causal+padding", "causal+padding", kv_heads=1),
+              expected_fusions=LAYERS, seed=102, save_model=tie_lm_head, write=export_with_empty_cache),
+    ModelSpec(name="hf_distilbert",
+              description=f"{DISTILBERT}. input_ids and attention_mask (B, T) in, last_hidden_state out. Sample: "
+              f"T {DISTILBERT_T}, batch row 1 right-padded by {RIGHT_PAD} (pad id 0).",
+              build=lambda: hf_distilbert.DistilBertModel(VOCAB, D_MODEL, HEADS, LAYERS, CTX),
+              make_inputs=encoder_inputs(DISTILBERT_T), input_names=IDS_MASK, output_names=["last_hidden_state"],
+              dynamic_axes=ENCODER_AXES, attention_blocks=blocks("padding", "padding"), expected_fusions=LAYERS,
+              seed=103),
+    ModelSpec(name="hf_gpt_neo_prefill",
+              description=f"{NEO.format(diag=-NEO_WINDOW)}: a query of the local layer sees itself and the "
+              f"{NEO_WINDOW - 1} keys before it. input_ids and attention_mask (B, T) in, logits out. Sample: "
+              f"T {NEO_T} (beyond the window), batch row 1 left-padded by {LEFT_PAD}.",
+              build=neo(0), make_inputs=decoder_inputs(NEO_T), input_names=IDS_MASK, output_names=["logits"],
+              dynamic_axes=DECODER_AXES,
+              attention_blocks=(blocks("causal+padding", scale=1.0)
+                                + blocks("window+padding", window=NEO_WINDOW, scale=1.0)),
+              expected_fusions=LAYERS, seed=104, save_model=tie_lm_head),
+    ModelSpec(name="hf_gpt_neo_window_off_by_one",
+              description=f"{NEO.format(diag=-NEO_WINDOW + 1)}: the local window built one diagonal off "
+              f"(tril(bias, -window_size + 1) where GPT-Neo writes -window_size), so a query of the local layer "
+              f"sees itself and only {NEO_WINDOW - 2} keys before it: neither causal nor GPT-Neo's window of "
+              f"{NEO_WINDOW}, but a correct window of {NEO_WINDOW - 1}, which is how it must fuse. input_ids and "
+              f"attention_mask (B, T) in, logits out. Sample: T {NEO_T} (beyond the window), batch row 1 "
+              f"left-padded by {LEFT_PAD}.",
+              build=neo(1), make_inputs=decoder_inputs(NEO_T), input_names=IDS_MASK, output_names=["logits"],
+              dynamic_axes=DECODER_AXES,
+              attention_blocks=(blocks("causal+padding", scale=1.0)
+                                + blocks("window+padding", window=NEO_WINDOW - 1, scale=1.0)),
+              expected_fusions=LAYERS, seed=105, save_model=tie_lm_head),
+    ModelSpec(name="hf_clip_text",
+              description=f"{CLIP}. input_ids and attention_mask (B, T) in, last_hidden_state (B, T, {D_MODEL}) "
+              f"and pooler_output (B, {D_MODEL}) out. Sample: T {CLIP_T}, batch row 1 right-padded by {RIGHT_PAD} "
+              f"(pad id 0), each row's last real token the eos (id {VOCAB - 1}).",
+              build=lambda: hf_clip.CLIPTextModel(VOCAB, D_MODEL, HEADS, LAYERS, CTX),
+              make_inputs=encoder_inputs(CLIP_T, eos_last=True), input_names=IDS_MASK,
+              output_names=["last_hidden_state", "pooler_output"],
+              dynamic_axes=dict(ENCODER_AXES, pooler_output={0: "batch"}),
+              attention_blocks=blocks("causal+padding", "causal+padding"), expected_fusions=LAYERS, seed=106),
+    ModelSpec(name="nanogpt",
+              description=f"{NANO}. idx (B, T) in, logits out; no attention_mask. Sample: T {NANO_T}.",
+              build=lambda: nanogpt.GPT(VOCAB, D_MODEL, HEADS, LAYERS, CTX), make_inputs=nano_inputs,
+              input_names=["idx"], output_names=["logits"], dynamic_axes={"idx": SEQ, "logits": SEQ},
+              attention_blocks=blocks("causal", "causal"), expected_fusions=LAYERS, seed=107,
+              save_model=tie_lm_head),
+]
