@@ -48,8 +48,11 @@ double Median(std::vector<double> values) {
 
 // The shape of an empty past for a decode graph that must also take the
 // prompt: the declared shape with the sequence axis 0 and the one other
-// symbolic dimension taken as the batch.
-absl::StatusOr<std::vector<int64_t>> EmptyPastShape(const TensorInfo& info, int seq_axis, int64_t batch) {
+// symbolic dimension taken as the batch. That dimension must be named as the
+// token ids' batch is, when both are named: BLOOM's past is (batch · heads,
+// D, past), which no batch size alone gives.
+absl::StatusOr<std::vector<int64_t>> EmptyPastShape(const TensorInfo& info, int seq_axis, int64_t batch,
+                                                    const std::string& batch_symbol) {
   if (!info.has_shape)
     return absl::InvalidArgumentError(absl::StrCat("past input ", QuoteName(info.name),
                                                    " has no declared shape; an empty cache cannot be sized (give a "
@@ -64,6 +67,11 @@ absl::StatusOr<std::vector<int64_t>> EmptyPastShape(const TensorInfo& info, int 
         return absl::InvalidArgumentError(absl::StrCat(
             "past input ", QuoteName(info.name), " has more than one ",
             "symbolic dimension besides the sequence; an empty cache cannot ", "be sized (give a prefill model)"));
+      const std::string symbol = d < info.shape_symbols.size() ? info.shape_symbols[d] : "";
+      if (!symbol.empty() && !batch_symbol.empty() && symbol != batch_symbol)
+        return absl::InvalidArgumentError(absl::StrCat(
+            "past input ", QuoteName(info.name), " has dimension ", d, " '", symbol, "', not the batch '", batch_symbol,
+            "' of the token ids; an empty cache cannot be sized (give a prefill model)"));
       shape[d] = batch;
       batch_seen = true;
     }
@@ -290,7 +298,9 @@ absl::StatusOr<GenerationResult> Generator::Generate(const std::vector<std::vect
     for (size_t i = 0; i < dsig.cache.size(); ++i) {
       const CacheBinding& b = dsig.cache[i];
       const TensorInfo* info = FindInfo(s.decode->inputs(), b.past);
-      ASSIGN_OR_RETURN(std::vector<int64_t> shape, EmptyPastShape(*info, b.seq_axis, layout.batch));
+      const TensorInfo* ids = FindInfo(s.decode->inputs(), dsig.input_ids);
+      const std::string batch_symbol = ids != nullptr && !ids->shape_symbols.empty() ? ids->shape_symbols[0] : "";
+      ASSIGN_OR_RETURN(std::vector<int64_t> shape, EmptyPastShape(*info, b.seq_axis, layout.batch, batch_symbol));
       // Checked up front, so that a cache too large fails before the prompt runs.
       RETURN_IF_ERROR(KvCache::CheckSize({b.past, info->type, shape, b.seq_axis, b.present, false}, capacity, options.max_cache_bytes));
       const bool append = options.inplace_cache && options.append_cache && s.cache_paths[i].appended;

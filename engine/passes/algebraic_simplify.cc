@@ -21,6 +21,9 @@
 //                               masked_fill(mask.expand_as(scores), min)), when
 //                               m provably broadcasts to x's shape: the same
 //                               elements, and the same output shape.
+//   Cast(x) to x's own type     = x: nothing changes, NaN included (a graph
+//                               output becomes Identity(x), keeping its name;
+//                               Phi and CodeGen cast their present caches so).
 // Mul(x, 0) with x not a constant is never folded: x may be Inf or NaN, and
 // then x·0 is NaN. (A constant x times 0 is constant folding's to compute.)
 #include <cmath>
@@ -128,6 +131,15 @@ Value* PassedThrough(const Node& node) {
   return nullptr;
 }
 
+// Cast to the type its input already has.
+bool IsSameTypeCast(const Node& node) {
+  if (node.op_type() != "Cast" || !node.domain().empty() || node.num_inputs() != 1) return false;
+  const Value* x = node.input(0);
+  auto to = node.attributes().GetInt("to");
+  return x != nullptr && to.ok() && x->type() != ElementType::kUndefined &&
+         static_cast<ElementType>(*to) == x->type();
+}
+
 // Mul(ConstantOfShape(v), s) in either order, s a one-element float32
 // constant whose rank does not exceed the fill's: the shape input and v·s.
 struct ScaledFill {
@@ -214,7 +226,12 @@ class AlgebraicSimplifyPass final : public Pass {
         changed = true;
         continue;
       }
-      Value* in = PassedThrough(*node);
+      if (IsSameTypeCast(*node) && out->is_graph_output()) {
+        graph.ReplaceNode(node, "Identity", "", {node->input(0)});
+        changed = true;
+        continue;
+      }
+      Value* in = IsSameTypeCast(*node) ? node->input(0) : PassedThrough(*node);
       // A graph output keeps its producer: forwarding would rename the output.
       if (in == nullptr || out->is_graph_output()) continue;
       graph.ReplaceAllUsesWith(out, in);

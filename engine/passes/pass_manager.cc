@@ -103,8 +103,10 @@ std::map<std::string, int> OpHistogram(const Graph& graph) {
   return histogram;
 }
 
-std::unique_ptr<PassManager> DefaultPipeline(bool fuse) {
-  auto manager = std::make_unique<PassManager>();
+namespace {
+
+// The canonicalisation that brings exporters' forms to the patterns.
+std::vector<std::unique_ptr<Pass>> SimplifyPasses() {
   std::vector<std::unique_ptr<Pass>> simplify;
   simplify.push_back(MakeConstantFoldingPass());
   // Before shape inference, so the MatMuls it writes get their shapes in the
@@ -122,13 +124,22 @@ std::unique_ptr<PassManager> DefaultPipeline(bool fuse) {
   simplify.push_back(MakeUnfoldQueryHeadsPass());
   simplify.push_back(MakeCommonSubexpressionPass());
   simplify.push_back(MakeDeadCodePass());
-  manager->AddStage("simplify", std::move(simplify));
+  return simplify;
+}
+
+}  // namespace
+
+std::unique_ptr<PassManager> DefaultPipeline(bool fuse) {
+  auto manager = std::make_unique<PassManager>();
+  manager->AddStage("simplify", SimplifyPasses());
   if (fuse) {
     std::vector<std::unique_ptr<Pass>> fusions;
     fusions.push_back(MakeAttentionFusionPass());
     // A fused layer's output has the query's shape, which the next layer's
-    // candidate needs to be proven.
-    fusions.push_back(MakeShapeInferencePass());
+    // candidate needs to be proven, and so may the canonicalisation that
+    // brings that layer to the patterns: a KV-cache layer whose query length
+    // only the fused layer before it proves (GPT-NeoX's zero baddbmm base).
+    for (auto& pass : SimplifyPasses()) fusions.push_back(std::move(pass));
     manager->AddStage("fuse", std::move(fusions), kMaxFuseIterations);
     // Activations and norms, after attention (whose patterns never contain
     // them): stopping after one of these shows every attention fused.

@@ -152,6 +152,7 @@ TEST_P(ModelFusionTest, FusesTheDeclaredBlocksAndKeepsTheOutputs) {
     EXPECT_EQ(f.kv_num_heads, b["kv_num_heads"].get<int64_t>()) << f.node;
     EXPECT_EQ(f.head_dim, b["head_dim"].get<int64_t>()) << f.node;
     if (absl::StartsWith(f.mask, "window")) EXPECT_EQ(f.window, b["window"].get<int64_t>()) << f.node;
+    if (b.contains("past")) EXPECT_EQ(f.has_past, b["past"].get<bool>()) << f.node << " reads its KV cache";
     EXPECT_FALSE(f.replaced.empty());
   }
   EXPECT_EQ(testing::CountOps(*fused.graph, "MultiHeadAttention"), total);

@@ -341,6 +341,31 @@ TEST(GeneratorTest, AnInputItCannotFeedIsRefusedAtCreate) {
   EXPECT_NE(g.status().message().find("'use_cache_branch'"), std::string::npos) << g.status();
 }
 
+TEST(GeneratorTest, APastWhoseLeadingDimIsNotTheBatchNeedsAPrefillModel) {
+  // BLOOM's cache is (batch * heads, ...): a batch size alone does not size an empty one.
+  onnx::ModelProto m = testing::MinimalModel();
+  testing::AddInput(m, "input_ids", onnx::TensorProto::INT64, {std::string("b"), std::string("s")});
+  testing::AddInput(m, "past_key_0", onnx::TensorProto::FLOAT,
+                    {std::string("bh"), int64_t{2}, std::string("p"), int64_t{4}});
+  auto* cast = testing::AddNode(m, "Cast", {"input_ids"}, {"logits"});
+  auto* to = cast->add_attribute();
+  to->set_name("to");
+  to->set_type(onnx::AttributeProto::INT);
+  to->set_i(onnx::TensorProto::FLOAT);
+  testing::AddNode(m, "Identity", {"past_key_0"}, {"present_key_0"});
+  testing::AddOutput(m, "logits", onnx::TensorProto::FLOAT, {std::string("b"), std::string("s")});
+  testing::AddOutput(m, "present_key_0", onnx::TensorProto::FLOAT,
+                     {std::string("bh"), int64_t{2}, std::string("p"), int64_t{4}});
+  auto session = Session::CreateFromBytes(m.SerializeAsString());
+  ASSERT_TRUE(session.ok()) << session.status();
+  auto g = Generator::Create(**session);
+  ASSERT_TRUE(g.ok()) << g.status();
+  auto result = (*g)->Generate({{1, 2}}, GenerationOptions{});
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(result.status().message().find("dimension 0 'bh', not the batch 'b'"), std::string::npos)
+      << result.status();
+}
+
 TEST(GeneratorTest, PaddingWithoutPositionIdsIsNoted) {
   auto decode = Load("hf_gpt2_decode");
   auto generator = Generator::Create(*decode);

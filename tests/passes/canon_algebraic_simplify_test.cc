@@ -166,6 +166,29 @@ TEST(CanonAlgebraicSimplify, NeedsTheFillShapeToMatch) {
   EXPECT_EQ(CountOps(g.b.graph(), "Add"), 1);
 }
 
+// Phi and CodeGen cast their present caches to the type they have: the Cast
+// goes, and where it made a graph output it becomes Identity, keeping the name.
+TEST(CanonAlgebraicSimplify, RemovesACastToTheSameType) {
+  GraphBuilder b;
+  Value* x = b.Input("x", kF32, Dims({"batch", 4}));
+  Value* inner = b.Node("Cast", {x}, Attrs({{"to", static_cast<int64_t>(kF32)}}));
+  Value* relu = b.Node("Relu", {inner});
+  Value* present = b.Node("Cast", {relu}, Attrs({{"to", static_cast<int64_t>(kF32)}}), "present");
+  Value* half = b.Node("Cast", {relu}, Attrs({{"to", static_cast<int64_t>(ElementType::kFloat16)}}));
+  b.Output(present);
+  b.Output(half);
+  const std::string present_name = present->name();
+  ASSERT_TRUE(RunPass(*MakeShapeInferencePass(), b.graph()).ok());  // the types the Casts read
+  auto pass = MakeAlgebraicSimplifyPass();
+  ASSERT_TRUE(*RunPass(*pass, b.graph()));
+  EXPECT_EQ(relu->producer()->input(0), x);
+  EXPECT_EQ(present->producer()->op_type(), "Identity");
+  EXPECT_EQ(present->name(), present_name);
+  EXPECT_TRUE(present->is_graph_output());
+  EXPECT_EQ(half->producer()->op_type(), "Cast");  // another type: a real conversion
+  EXPECT_EQ(CountOps(b.graph(), "Cast"), 1);
+}
+
 // DistilBERT: masked_fill((mask == 0).view(B, 1, 1, S).expand_as(scores), min)
 // exports Where(Expand(m, Shape(scores)), min, scores); the Where broadcasts m
 // itself, so the Expand (and its read of the scores' shape) goes.

@@ -257,15 +257,26 @@ absl::StatusOr<HeadRepeat> FindGroupedRepeat(const Value* x) {
 
 absl::StatusOr<PastConcat> FindPastConcat(const Value* x) {
   static const Pattern kConcat = Op("Concat").CaptureNode("concat").Inputs({Capture("past"), Capture("fresh")});
-  return Find<PastConcat>("a KV-cache Concat", kConcat, x, [x](const Match& m) -> std::variant<PastConcat, Reason> {
+  std::vector<const Node*> identities;
+  const Value* joined = x;
+  // The Concat's output must be read by the Identity alone: the fused op replaces both.
+  while (joined->producer() != nullptr && joined->producer()->op_type() == "Identity" &&
+         joined->producer()->domain().empty() && joined->producer()->input(0) != nullptr &&
+         joined->producer()->input(0)->uses().size() == 1 && !joined->producer()->input(0)->is_graph_output()) {
+    identities.push_back(joined->producer());
+    joined = joined->producer()->input(0);
+  }
+  auto found = Find<PastConcat>("a KV-cache Concat", kConcat, joined, [x](const Match& m) -> std::variant<PastConcat, Reason> {
     const Node& concat = *m.node("concat");
     auto axis = concat.attributes().GetInt("axis");
     if (!axis.ok()) return absl::StrCat(concat.Describe(), " has no axis");
     if (*axis != 2 && *axis != -2) return absl::StrCat(concat.Describe(), " joins axis ", *axis, ", not the tokens (2)");
     for (const Value* v : {x, m.value("past"), m.value("fresh")})
       if (RankOf(v) != 4) return absl::StrCat(Quote(v), " has ", RankText(v), ", expected rank 4");
-    return PastConcat{m.value("past"), m.value("fresh"), &concat};
+    return PastConcat{m.value("past"), m.value("fresh"), &concat, {}};
   });
+  if (found.ok()) found->identities = std::move(identities);
+  return found;
 }
 
 absl::StatusOr<HeadSplit> FindHeadSplit(const Value* x) {

@@ -49,6 +49,9 @@ struct PastConcat {
   const Value* past = nullptr;
   const Value* fresh = nullptr;
   const Node* node = nullptr;
+  /// Identities between the Concat and x (a same-type Cast of the present,
+  /// as Phi and CodeGen write it, becomes one), nearest x first.
+  std::vector<const Node*> identities;
 };
 absl::StatusOr<PastConcat> FindPastConcat(const Value* x);
 

@@ -108,7 +108,9 @@ absl::StatusOr<HeadOperand> ResolveOperand(const Value* value, Perm perm, int ra
         ASSIGN_OR_RETURN(HeadOperand inner, ResolveOperand(cat->fresh, {}, rank, rest));
         inner.past = cat->past;
         inner.present = op.value;
-        return Behind(std::move(inner), op, {cat->node});
+        std::vector<const Node*> replaced = cat->identities;
+        replaced.push_back(cat->node);
+        return Behind(std::move(inner), op, replaced);
       }
       NoteMiss(op, cat.status());
     }
