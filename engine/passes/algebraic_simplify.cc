@@ -24,6 +24,11 @@
 //   Cast(x) to x's own type     = x: nothing changes, NaN included (a graph
 //                               output becomes Identity(x), keeping its name;
 //                               Phi and CodeGen cast their present caches so).
+//   Identity(x) as a graph output: x's other readers read the output instead
+//                               (the same tensor), so that x has one reader and
+//                               a fusion that replaces x's producer can name its
+//                               result as the graph output (CodeGen's key
+//                               cache, whose length a Shape reads).
 // Mul(x, 0) with x not a constant is never folded: x may be Inf or NaN, and
 // then x·0 is NaN. (A constant x times 0 is constant folding's to compute.)
 #include <cmath>
@@ -140,6 +145,23 @@ bool IsSameTypeCast(const Node& node) {
          static_cast<ElementType>(*to) == x->type();
 }
 
+// Points the other readers of x at Identity(x) when that is a graph output.
+bool MovedReadersToOutputIdentity(Graph& graph, const Node& node) {
+  if (node.op_type() != "Identity" || !node.domain().empty() || node.num_inputs() != 1) return false;
+  Value* x = node.input(0);
+  Value* out = node.output(0);
+  if (x == nullptr || out == nullptr || !out->is_graph_output() || x->producer() == nullptr || x->is_graph_output())
+    return false;
+  bool moved = false;
+  const std::vector<Use> uses = x->uses();
+  for (const Use& use : uses) {
+    if (use.node == &node) continue;
+    graph.SetNodeInput(use.node, use.index, out);
+    moved = true;
+  }
+  return moved;
+}
+
 // Mul(ConstantOfShape(v), s) in either order, s a one-element float32
 // constant whose rank does not exceed the fill's: the shape input and v·s.
 struct ScaledFill {
@@ -223,6 +245,10 @@ class AlgebraicSimplifyPass final : public Pass {
         if (!value.ok()) return value.status();
         attrs.Set("value", *value);
         graph.ReplaceNode(node, "ConstantOfShape", "", {scaled->shape_input}, std::move(attrs));
+        changed = true;
+        continue;
+      }
+      if (MovedReadersToOutputIdentity(graph, *node)) {
         changed = true;
         continue;
       }

@@ -1,11 +1,14 @@
 """Whole small models as other libraries write their attention: Hugging Face's GPT-J (hf_gptj.py),
 Falcon-7B (hf_falcon.py), DistilBERT (hf_distilbert.py), GPT-Neo with global and local layers
-(hf_gpt_neo.py), CLIP's text encoder (hf_clip.py), and Karpathy's nanoGPT (nanogpt.py). Vocab 97,
-d_model 64, 4 heads of 16, 2 layers, context 64, eval mode, torch's default initialisation from the seed;
-nanoGPT has its own _init_weights, and the embeddings tied to an lm_head (and GPT-Neo's positions) are
-drawn N(0, 0.02) as Hugging Face's _init_weights draws them, so that the logits stay O(1). Each takes
-input_ids and (but nanoGPT) an int64 attention_mask with batch row 1 padded: on the left for the
-decoders, on the right for the encoders."""
+(hf_gpt_neo.py), CLIP's text encoder (hf_clip.py), and Karpathy's nanoGPT (nanogpt.py); and decode graphs
+with a KV cache of GPT-NeoX / Pythia (hf_gpt_neox.py) and Phi (hf_phi.py). Vocab 97, d_model 64, 4 heads
+of 16, 2 layers, context 64, eval mode, torch's default initialisation from the seed; nanoGPT has its own
+_init_weights, and the embeddings tied to an lm_head (and GPT-Neo's positions) are drawn N(0, 0.02) as
+Hugging Face's _init_weights draws them, so that the logits stay O(1). Each takes input_ids and (but
+nanoGPT) an int64 attention_mask with batch row 1 padded: on the left for the decoders, on the right for
+the encoders. The decode graphs also take past_key_values.N.key/value (B, H, past, D) and give
+present.N.key/value (B, H, past + T, D), as hf_gpt2_decode (catalog_hf's decode inputs: the past is the
+presents of a real prefix)."""
 import numpy as np
 import torch
 
@@ -13,9 +16,11 @@ import hf_clip
 import hf_distilbert
 import hf_falcon
 import hf_gpt_neo
+import hf_gpt_neox
 import hf_gptj
+import hf_phi
 import nanogpt
-from catalog_hf import tie_lm_head
+from catalog_hf import DECODE_AXES, KV_IN, KV_OUT, NEW, PAD, PAST, decode_inputs, tie_lm_head
 from export import torch_export, torch_outputs, write_folder
 from spec import SEQ, ModelSpec, block
 
@@ -25,6 +30,8 @@ LEFT_PAD = 2            # decoders: batch row 1 left-padded by this many tokens
 RIGHT_PAD = 3           # encoders: batch row 1 right-padded by this many tokens
 GPTJ_ROTARY_DIM = 8     # rotary on the first 8 of each head's 16 features (GPT-J 6B: 64 of 256)
 NEO_WINDOW = 8          # GPT-Neo's window_size; max_position_embeddings is CTX
+NEOX_ROTARY_PCT = 0.25  # GPT-NeoX rotary_pct (Pythia's): rotary on the first 4 of each head's 16 features
+PHI_ROTARY = 0.4        # Phi's partial_rotary_factor (phi-2's): int(0.4 * 16) = the first 6 features
 GPTJ_T, FALCON_T, DISTILBERT_T, NEO_T, CLIP_T, NANO_T = 11, 13, 12, 20, 14, 10
 SHAPE = f"vocab {VOCAB}, d_model {D_MODEL}, {HEADS} heads of {HEAD_DIM}, {LAYERS} layers, context {CTX}"
 
@@ -81,9 +88,10 @@ def export_with_empty_cache(spec, folder):
     write_folder(folder, model, inputs, outputs, meta, spec.save_model)
 
 
-def blocks(*kinds, kv_heads=None, window=None, scale=None):
-    """One block per entry of `kinds` ("window+padding" takes `window`)."""
-    return [block(k, HEADS, HEAD_DIM, kv_heads, window=window if k.startswith("window") else None, scale=scale)
+def blocks(*kinds, kv_heads=None, window=None, scale=None, past=None):
+    """One block per entry of `kinds` ("window+padding" takes `window`; `past`: each reads its KV cache)."""
+    return [block(k, HEADS, HEAD_DIM, kv_heads, window=window if k.startswith("window") else None, scale=scale,
+                  past=past)
             for k in kinds]
 
 
@@ -126,6 +134,34 @@ NANO = (f"nanoGPT's CausalSelfAttention (karpathy/nanoGPT model.py, the path wit
         "-1)) * (1.0 / math.sqrt(k.size(-1))), att.masked_fill(bias[:, :, :T, :T] == 0, float('-inf')) on "
         "a float tril buffer, softmax, att @ v; LayerNorm with bias, GELU MLP, tied lm_head, nanoGPT's "
         "_init_weights; the logits of every position")
+
+
+NEOX = (f"GPT-NeoX / Pythia as Hugging Face writes it (modeling_gpt_neox 4.35, eager; the _attn of 4.31-4.35): "
+        f"{SHAPE}; one query_key_value Linear viewed (B, T, H, 3 * D) and sliced into Q, K, V per head; partial "
+        f"rotary (rotary_pct {NEOX_ROTARY_PCT}: the first {int(HEAD_DIM * NEOX_ROTARY_PCT)} of each head's "
+        f"{HEAD_DIM} features) from the cos_cached/sin_cached buffers sliced to past + T and indexed by "
+        "position_ids (arange(past, past + T)), rotate_half; K/V cat after the past on the sequence axis; q and "
+        "k viewed (B * H, T, D), attn_scores = torch.zeros(B * H, T, S), torch.baddbmm(attn_scores, q, "
+        "k.transpose(1, 2), beta=1.0, alpha=1 / norm_factor) (norm_factor a buffer sqrt(D)) viewed (B, H, T, "
+        "S), the causal bool buffer sliced bias[:, :, S - T : S, :S], torch.where(causal_mask, scores, "
+        "torch.tensor(finfo.min)), + (1 - attention_mask[:, None, None, :]) * finfo.min, softmax, matmul V; "
+        "parallel residual mlp(post_attention_layernorm(x)) + attention(input_layernorm(x)) + x, GELU MLP, "
+        "untied embed_out without bias")
+PHI = (f"Phi (phi-2) as Hugging Face writes it (modeling_phi 4.37-4.38, eager): {SHAPE}; q_proj, k_proj, "
+       f"v_proj and dense Linear layers with bias; partial rotary (partial_rotary_factor {PHI_ROTARY}: the "
+       f"first {int(PHI_ROTARY * HEAD_DIM)} of each head's {HEAD_DIM} features) from the Mistral-style "
+       "cos_cached[:past + T].to(dtype) indexed by position_ids (arange(past, past + T)); the past wrapped in a "
+       "DynamicCache (from_legacy_cache, update's cat on the sequence axis, to_legacy_cache); scores "
+       "torch.matmul(q.to(float32), k.to(float32).transpose(2, 3)) / sqrt(head_dim), where the upcast of the "
+       "cached key is a float32 -> float32 Cast that the trace also writes as present.N.key; + the 4-D mask of "
+       "_prepare_4d_causal_attention_mask (_make_causal_mask: full(finfo.min), masked_fill_(arange < arange + "
+       "1), zeros for the past on the left, expanded; _expand_mask of attention_mask; combined by "
+       "masked_fill(expanded.bool(), finfo.min)); softmax(dtype=torch.float32) (a Cast before the Softmax); "
+       "parallel block attn(ln(x)) + mlp(ln(x)) + x, gelu_new, untied lm_head with bias, logits .float()")
+DECODE_IO = (f"Decode: input_ids (B, T), attention_mask (B, past + T) and past_key_values.N.key/value (B, "
+             f"{HEADS}, past, {HEAD_DIM}) in, logits and present.N.key/value (B, {HEADS}, past + T, {HEAD_DIM}) "
+             f"out. Sample: past {PAST} (the presents of a real prefix), T {NEW}, batch row 1 left-padded by "
+             f"{PAD}.")
 
 
 def neo(window_offset):
@@ -195,4 +231,14 @@ SPECS = [
               input_names=["idx"], output_names=["logits"], dynamic_axes={"idx": SEQ, "logits": SEQ},
               attention_blocks=blocks("causal", "causal"), expected_fusions=LAYERS, seed=107,
               save_model=tie_lm_head),
+    ModelSpec(name="hf_gpt_neox_decode", description=f"{NEOX}. {DECODE_IO}",
+              build=lambda: hf_gpt_neox.GPTNeoXForCausalLM(VOCAB, D_MODEL, HEADS, LAYERS, CTX, NEOX_ROTARY_PCT),
+              make_inputs=decode_inputs, input_names=IDS_MASK + KV_IN, output_names=["logits"] + KV_OUT,
+              dynamic_axes=DECODE_AXES, attention_blocks=blocks("causal+padding", "causal+padding", past=True),
+              expected_fusions=LAYERS, seed=108, extra={"past_length": PAST}),
+    ModelSpec(name="hf_phi_decode", description=f"{PHI}. {DECODE_IO}",
+              build=lambda: hf_phi.PhiForCausalLM(VOCAB, D_MODEL, HEADS, LAYERS, CTX, PHI_ROTARY),
+              make_inputs=decode_inputs, input_names=IDS_MASK + KV_IN, output_names=["logits"] + KV_OUT,
+              dynamic_axes=DECODE_AXES, attention_blocks=blocks("causal+padding", "causal+padding", past=True),
+              expected_fusions=LAYERS, seed=109, extra={"past_length": PAST}),
 ]

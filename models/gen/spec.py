@@ -25,12 +25,15 @@ class ModelSpec:
     write: Optional[Callable] = None        # (spec, folder) -> None: exports and writes the folder itself
 
 
-def block(mask, num_heads, head_dim, kv_num_heads=None, window=None, scale=None):
-    """One attention_blocks entry of model.json; `scale` where the fused op's differs from 1/sqrt(head_dim)."""
+def block(mask, num_heads, head_dim, kv_num_heads=None, window=None, scale=None, past=None):
+    """One attention_blocks entry of model.json; `scale` where the fused op's differs from 1/sqrt(head_dim);
+    `past` (written only when given): whether the fused op must read a KV cache (its has_past)."""
     entry = {"mask": mask, "window": window, "num_heads": num_heads,
              "kv_num_heads": kv_num_heads or num_heads, "head_dim": head_dim}
     if scale is not None:
         entry["scale"] = scale
+    if past is not None:
+        entry["past"] = past
     return entry
 
 

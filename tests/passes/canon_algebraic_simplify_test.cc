@@ -189,6 +189,27 @@ TEST(CanonAlgebraicSimplify, RemovesACastToTheSameType) {
   EXPECT_EQ(CountOps(b.graph(), "Cast"), 1);
 }
 
+// CodeGen's key cache: present = Cast(Concat(..)) to its own type, and a Shape
+// reads the Concat too. The Shape then reads the present (the same tensor), so
+// the Concat has one reader and a fusion may replace it.
+TEST(CanonAlgebraicSimplify, OtherReadersReadAnOutputIdentity) {
+  GraphBuilder b;
+  Value* x = b.Input("x", kF32, Dims({"batch", 4}));
+  Value* joined = b.Node("Relu", {x});
+  Value* present = b.Node("Cast", {joined}, Attrs({{"to", static_cast<int64_t>(kF32)}}), "present");
+  Value* length = b.Node("Shape", {joined});
+  b.Output(present);
+  b.Output(length);
+  ASSERT_TRUE(RunPass(*MakeShapeInferencePass(), b.graph()).ok());
+  auto pass = MakeAlgebraicSimplifyPass();
+  for (int round = 0; round < 3 && *RunPass(*pass, b.graph()); ++round) {
+  }
+  EXPECT_EQ(present->producer()->op_type(), "Identity");
+  EXPECT_EQ(length->producer()->input(0), present);
+  ASSERT_EQ(joined->uses().size(), 1u);
+  EXPECT_EQ(joined->uses()[0].node, present->producer());
+}
+
 // DistilBERT: masked_fill((mask == 0).view(B, 1, 1, S).expand_as(scores), min)
 // exports Where(Expand(m, Shape(scores)), min, scores); the Where broadcasts m
 // itself, so the Expand (and its read of the scores' shape) goes.

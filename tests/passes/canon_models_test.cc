@@ -35,6 +35,9 @@ const std::map<std::string, std::string>& KnownShapeGaps() {
       {"ort_gpt2_attention_past", "the Gemm projection's [B·T, N] rows viewed back by Shape(context), past the "
                                   "KV-cache Concat, as in hf_gpt2_decode"},
       {"ort_gpt2_attention_past_swapped", "the same Gemm form as ort_gpt2_attention_past"},
+      {"hf_gpt_neox_decode", "the causal buffer sliced bias[:, :, S - T : S, :S] past a KV cache: its row count is "
+                             "not proven T, so the scores' query axis is unknown after the Where until the fuse "
+                             "stage has fused the layer before"},
       {"hf_gpt_bigcode_decode", "the position ids cumsum(attention_mask)[:, past : past + T]: a slice of "
                                 "attention_mask's own key count, whose length is not proven T"}};
   return *gaps;
