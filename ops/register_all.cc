@@ -11,6 +11,7 @@ void RegisterShapeKernels(KernelRegistry& registry);
 void RegisterNormKernels(KernelRegistry& registry);
 void RegisterAttentionKernels(KernelRegistry& registry);
 void RegisterScatterKernels(KernelRegistry& registry);
+void RegisterConvKernels(KernelRegistry& registry);
 
 void RegisterAllKernels(KernelRegistry& registry) {
   RegisterElementwiseKernels(registry);
@@ -20,6 +21,7 @@ void RegisterAllKernels(KernelRegistry& registry) {
   RegisterNormKernels(registry);
   RegisterAttentionKernels(registry);
   RegisterScatterKernels(registry);
+  RegisterConvKernels(registry);
 }
 
 }  // namespace attune

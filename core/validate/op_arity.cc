@@ -32,12 +32,13 @@ class ArityTable {
       Add(op, {{1, 1, 1, 1, 1}});
     Add("Clip", {{1, 1, 1, 1, 1}, {11, 1, 3, 1, 1}});
     Add("Where", {{1, 3, 3, 1, 1}});
-    // MatMul family and norms.
+    // MatMul family, Conv and norms.
     Add("MatMul", {{1, 2, 2, 1, 1}});
     Add("Gemm", {{1, 3, 3, 1, 1}, {11, 2, 3, 1, 1}});
     Add("Einsum", {{1, 1, kMany, 1, 1}});
     Add("LayerNormalization", {{1, 2, 3, 1, 3}});
     Add("RMSNormalization", {{1, 2, 2, 1, 1}});
+    Add("Conv", {{1, 2, 3, 1, 1}});
     // Reductions: axes moved from an attribute to an optional input.
     Add("ReduceSum", {{1, 1, 1, 1, 1}, {13, 1, 2, 1, 1}});
     for (const char* op : {"ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",

@@ -14,6 +14,7 @@
 #include "core/memory/pooled_buffer.h"
 #include "oneapi/dnnl/dnnl.hpp"
 #include "ops/common/lru_cache.h"
+#include "ops/common/onednn_engine.h"
 #include "ops/common/omp_team_scope.h"
 #include "ops/common/parallel.h"
 #include "ops/matmul/gemm_rows.h"
@@ -35,21 +36,6 @@ constexpr int64_t kLayoutProbeRows = 128;
 constexpr size_t kPrimitivesPerWeight = 64;
 constexpr size_t kMaxCachedPrimitives = 256;
 
-const dnnl::engine& CpuEngine() {
-  static const dnnl::engine* engine = new dnnl::engine(dnnl::engine::kind::cpu, 0);
-  return *engine;
-}
-
-absl::Status FromDnnlError(const char* what, const dnnl::error& e) {
-  if (e.status == dnnl_out_of_memory)
-    return absl::ResourceExhaustedError(absl::StrCat("oneDNN ", what, ": out of memory"));
-  return absl::InternalError(absl::StrCat("oneDNN ", what, " failed: ", e.what()));
-}
-
-// oneDNN's own parallel sections size their team when the primitive is
-// created, so a primitive is only reused at the team size it was made for.
-int CurrentTeamSize() { return omp_in_parallel() ? 1 : omp_get_max_threads(); }
-
 dnnl::primitive_attr UserScratchpadAttr() {
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
@@ -62,7 +48,7 @@ struct Primitive {
 };
 
 void Execute(const Primitive& p, std::unordered_map<int, memory>& args) {
-  const dnnl::engine& engine = CpuEngine();
+  const dnnl::engine& engine = OneDnnCpuEngine();
   // Primitives use the user-managed scratchpad so that concurrent executions
   // never share library-owned scratch memory. It comes from the process-wide
   // pool for this call only (a grow-only buffer per thread kept its largest
@@ -190,11 +176,11 @@ struct OneDnnConstantMatMul::Impl {
   dnnl::matmul::primitive_desc MakePd(int64_t m, const memory::desc& weights) const {
     const dnnl::matmul::desc desc = bias.empty() ? dnnl::matmul::desc(SrcDesc(m), weights, DstDesc(m))
                                                  : dnnl::matmul::desc(SrcDesc(m), weights, BiasDesc(), DstDesc(m));
-    return dnnl::matmul::primitive_desc(desc, UserScratchpadAttr(), CpuEngine());
+    return dnnl::matmul::primitive_desc(desc, UserScratchpadAttr(), OneDnnCpuEngine());
   }
 
   absl::StatusOr<std::shared_ptr<const Primitive>> Get(int64_t m) const {
-    return primitives.GetOrCreate(std::pair<int64_t, int>(m, CurrentTeamSize()),
+    return primitives.GetOrCreate(std::pair<int64_t, int>(m, OneDnnTeamSize()),
                                   [&]() -> absl::StatusOr<std::shared_ptr<const Primitive>> {
                                     auto pd = MakePd(m, weights_md);
                                     return std::make_shared<const Primitive>(
@@ -209,7 +195,7 @@ struct OneDnnConstantMatMul::Impl {
     const memory::desc src({kLayoutProbeRows, k}, memory::data_type::f32, memory::format_tag::ab);
     const memory::desc dst({kLayoutProbeRows, cols}, memory::data_type::f32, memory::format_tag::ab);
     const memory::desc packed =
-        dnnl::matmul::primitive_desc(dnnl::matmul::desc(src, any, dst), CpuEngine()).weights_desc();
+        dnnl::matmul::primitive_desc(dnnl::matmul::desc(src, any, dst), OneDnnCpuEngine()).weights_desc();
     std::optional<PanelLayout> layout = PanelsOf(packed, k, cols);
     if (!layout) return std::nullopt;
     const bool padded = k % layout->block_rows != 0 || cols % layout->panel_cols != 0 ||
@@ -222,12 +208,12 @@ struct OneDnnConstantMatMul::Impl {
   // with one it ran its reference loop).
   absl::StatusOr<std::shared_ptr<const Primitive>> BlockPrimitive(int64_t m, const Block& block, int64_t cols) const {
     return block_primitives.GetOrCreate(
-        std::vector<int64_t>{m, cols, CurrentTeamSize()}, [&]() -> absl::StatusOr<std::shared_ptr<const Primitive>> {
+        std::vector<int64_t>{m, cols, OneDnnTeamSize()}, [&]() -> absl::StatusOr<std::shared_ptr<const Primitive>> {
           const memory::desc dst({m, cols}, memory::data_type::f32, memory::format_tag::ab);
           const memory::desc bias_md({1, cols}, memory::data_type::f32, memory::format_tag::ab);
           const dnnl::matmul::desc desc = bias.empty() ? dnnl::matmul::desc(SrcDesc(m), block.packed_md, dst)
                                                        : dnnl::matmul::desc(SrcDesc(m), block.packed_md, bias_md, dst);
-          dnnl::matmul::primitive_desc pd(desc, UserScratchpadAttr(), CpuEngine());
+          dnnl::matmul::primitive_desc pd(desc, UserScratchpadAttr(), OneDnnCpuEngine());
           return std::make_shared<const Primitive>(Primitive{dnnl::matmul(pd), pd.scratchpad_desc()});
         });
   }
@@ -235,7 +221,7 @@ struct OneDnnConstantMatMul::Impl {
   // c = a · B (+ bias) for in-place B, repacking it a block of columns at a
   // time into one scratch buffer.
   absl::Status RunRepacked(const float* a, int64_t m, float* c, int team) const {
-    const dnnl::engine& engine = CpuEngine();
+    const dnnl::engine& engine = OneDnnCpuEngine();
     const float* plain = static_cast<const float*>(weights.get_data_handle());
     PooledBuffer scratch(full_block.packed_md.get_size());
     PooledBuffer product(sizeof(float) * m * full_block.cols);
@@ -299,7 +285,7 @@ absl::StatusOr<std::unique_ptr<OneDnnConstantMatMul>> OneDnnConstantMatMul::Crea
     if (options.in_place && !options.transpose_b && options.alpha == 1.0f) {
       impl->in_place = true;
       impl->weights_md = memory::desc({k, n}, memory::data_type::f32, memory::format_tag::ab);
-      impl->weights = memory(impl->weights_md, CpuEngine(), const_cast<float*>(b));
+      impl->weights = memory(impl->weights_md, OneDnnCpuEngine(), const_cast<float*>(b));
       if (ReadSlowlyInPlace(k, n)) {
         const int64_t per_block = kRepackBlockBytes / (k * static_cast<int64_t>(sizeof(float)));
         const int64_t cols =
@@ -327,9 +313,9 @@ absl::StatusOr<std::unique_ptr<OneDnnConstantMatMul>> OneDnnConstantMatMul::Crea
     }
     const memory::desc plain({k, n}, memory::data_type::f32,
                              options.transpose_b ? Dims{1, k} : Dims{n, 1});
-    memory source_mem(plain, CpuEngine(), const_cast<float*>(source));
-    impl->weights = memory(impl->weights_md, CpuEngine());
-    dnnl::stream stream(CpuEngine());
+    memory source_mem(plain, OneDnnCpuEngine(), const_cast<float*>(source));
+    impl->weights = memory(impl->weights_md, OneDnnCpuEngine());
+    dnnl::stream stream(OneDnnCpuEngine());
     dnnl::reorder(source_mem, impl->weights).execute(stream, source_mem, impl->weights);
     stream.wait();
   } catch (const dnnl::error& e) {
@@ -343,7 +329,7 @@ absl::Status OneDnnConstantMatMul::Run(const float* a, int64_t m, float* c, int 
   if (m <= kGemvMaxRowsOfA && (impl_->panels.has_value() || impl_->in_place)) {
     const float* weights = static_cast<const float*>(impl_->weights.get_data_handle());
     const float* bias = impl_->bias.empty() ? nullptr : impl_->bias.data();
-    const int team = threads > 0 && !omp_in_parallel() ? threads : CurrentTeamSize();
+    const int team = threads > 0 && !omp_in_parallel() ? threads : OneDnnTeamSize();
     if (impl_->in_place)
       GemvRowMajor(weights, impl_->k, impl_->n, a, m, bias, c, team);
     else
@@ -353,14 +339,14 @@ absl::Status OneDnnConstantMatMul::Run(const float* a, int64_t m, float* c, int 
   if (impl_->in_place && GemmRowsInPlaceAvailable()) {
     const float* weights = static_cast<const float*>(impl_->weights.get_data_handle());
     const float* bias = impl_->bias.empty() ? nullptr : impl_->bias.data();
-    const int team = threads > 0 && !omp_in_parallel() ? threads : CurrentTeamSize();
+    const int team = threads > 0 && !omp_in_parallel() ? threads : OneDnnTeamSize();
     return GemmRowsInPlace(weights, impl_->k, impl_->n, a, m, bias, c, team);
   }
   OmpTeamScope team(threads);
   try {
-    if (impl_->block_cols > 0 && m >= kRepackMinRows) return impl_->RunRepacked(a, m, c, CurrentTeamSize());
+    if (impl_->block_cols > 0 && m >= kRepackMinRows) return impl_->RunRepacked(a, m, c, OneDnnTeamSize());
     ASSIGN_OR_RETURN(std::shared_ptr<const Primitive> p, impl_->Get(m));
-    const dnnl::engine& engine = CpuEngine();
+    const dnnl::engine& engine = OneDnnCpuEngine();
     std::unordered_map<int, memory> args{
         {DNNL_ARG_SRC, memory(impl_->SrcDesc(m), engine, const_cast<float*>(a))},
         {DNNL_ARG_WEIGHTS, impl_->weights},
@@ -383,7 +369,7 @@ namespace {
 
 absl::StatusOr<std::shared_ptr<const Primitive>> BatchedPrimitive(const MatMulShape& s, bool trans_a, bool trans_b) {
   static auto* cache = new LruCache<std::vector<int64_t>, Primitive>(kMaxCachedPrimitives);
-  std::vector<int64_t> key{CurrentTeamSize(), trans_a, trans_b, static_cast<int64_t>(s.out_batch.size())};
+  std::vector<int64_t> key{OneDnnTeamSize(), trans_a, trans_b, static_cast<int64_t>(s.out_batch.size())};
   key.insert(key.end(), s.a_batch.begin(), s.a_batch.end());
   key.insert(key.end(), s.b_batch.begin(), s.b_batch.end());
   return cache->GetOrCreate(key, [&]() -> absl::StatusOr<std::shared_ptr<const Primitive>> {
@@ -397,7 +383,7 @@ absl::StatusOr<std::shared_ptr<const Primitive>> BatchedPrimitive(const MatMulSh
     const memory::desc a_md(with_matrix(s.a_batch), memory::data_type::f32, RuntimeStrides(rank, trans_a));
     const memory::desc b_md(with_matrix(s.b_batch), memory::data_type::f32, RuntimeStrides(rank, trans_b));
     const memory::desc c_md(with_matrix(s.out_batch), memory::data_type::f32, RuntimeStrides(rank, false));
-    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, c_md), UserScratchpadAttr(), CpuEngine());
+    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, c_md), UserScratchpadAttr(), OneDnnCpuEngine());
     return std::make_shared<const Primitive>(Primitive{dnnl::matmul(pd), pd.scratchpad_desc()});
   });
 }
@@ -424,7 +410,7 @@ absl::Status OneDnnMatMul(const MatMulShape& s, const float* a, const float* b, 
       dims.push_back(cols);
       return memory::desc(dims, memory::data_type::f32, DenseStrides(dims, transposed));
     };
-    const dnnl::engine& engine = CpuEngine();
+    const dnnl::engine& engine = OneDnnCpuEngine();
     std::unordered_map<int, memory> args{
         {DNNL_ARG_SRC, memory(concrete(s.a_batch, s.m, s.k, trans_a), engine, const_cast<float*>(a))},
         {DNNL_ARG_WEIGHTS, memory(concrete(s.b_batch, s.k, s.n, trans_b), engine, const_cast<float*>(b))},

@@ -133,6 +133,7 @@ const RuleTable& Table() {
     AddGeneratorRules(*t);
     AddAttentionRules(*t);
     AddScatterRules(*t);
+    AddConvRules(*t);
     return t;
   }();
   return *table;

@@ -1,0 +1,31 @@
+// What every oneDNN adapter in ops/ shares: the one CPU engine, the team size
+// a primitive is made for, and oneDNN's errors as statuses.
+#pragma once
+
+#include <omp.h>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "oneapi/dnnl/dnnl.hpp"
+
+namespace attune {
+
+/// The process's oneDNN CPU engine, made on first use and never destroyed
+/// (primitives cached in static objects may outlive any other owner).
+inline const dnnl::engine& OneDnnCpuEngine() {
+  static const dnnl::engine* engine = new dnnl::engine(dnnl::engine::kind::cpu, 0);
+  return *engine;
+}
+
+/// oneDNN's own parallel sections size their team when a primitive is
+/// created, so a primitive is only reused at the team size it was made for.
+inline int OneDnnTeamSize() { return omp_in_parallel() ? 1 : omp_get_max_threads(); }
+
+/// A oneDNN exception as a status: out of memory is ResourceExhausted, the rest Internal.
+inline absl::Status FromDnnlError(const char* what, const dnnl::error& e) {
+  if (e.status == dnnl_out_of_memory)
+    return absl::ResourceExhaustedError(absl::StrCat("oneDNN ", what, ": out of memory"));
+  return absl::InternalError(absl::StrCat("oneDNN ", what, " failed: ", e.what()));
+}
+
+}  // namespace attune

@@ -1,0 +1,15 @@
+// Kernel factories of the conv family (registered in register.cc).
+#pragma once
+
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "ops/kernel.h"
+
+namespace attune {
+
+/// ONNX Conv (opsets 1, 11, 22: one meaning for float32): oneDNN, or the
+/// reference loop for what oneDNN does not take.
+absl::StatusOr<std::unique_ptr<Kernel>> MakeConvKernel(const KernelInfo& info);
+
+}  // namespace attune

@@ -1,0 +1,46 @@
+// float32 Conv through oneDNN. This file pair is the only code that includes
+// oneDNN's convolution API: the 2.x op-descriptor API used here changes in
+// 3.x, so the rest of the engine sees only this class.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "ops/conv/conv_params.h"
+
+namespace attune {
+
+/// One Conv node's oneDNN primitives. X and Y are plain ncw / nchw / ncdhw,
+/// W plain oiw / oihw / oidhw (goiw... with groups) and used where it is: for
+/// plain X and Y oneDNN 2.6 runs its GEMM convolution, which reads weights in
+/// that layout, so there is nothing to reorder. Primitives (with their
+/// scratchpad size) are created per geometry and team size and cached, least
+/// recently used out first. Run is thread-safe.
+class OneDnnConv {
+ public:
+  OneDnnConv();
+  ~OneDnnConv();
+  OneDnnConv(const OneDnnConv&) = delete;
+  OneDnnConv& operator=(const OneDnnConv&) = delete;
+
+  /// Whether oneDNN is tried for this geometry at all: every channel count
+  /// and size positive, and every tensor within oneDNN's int32 offsets.
+  static bool Takes(const ConvGeometry& g);
+
+  /// y = conv(x, w) + b (b may be null), as ConvReference computes it, on a
+  /// team of `threads` (> 0). Returns false, having written nothing, when
+  /// oneDNN has no implementation for the geometry (the caller falls back);
+  /// a failure of a created primitive is an error.
+  absl::StatusOr<bool> Run(const ConvGeometry& g, const float* x, const float* w, const float* b, float* y,
+                           int threads) const;
+
+  /// Primitives (and refusals) cached, for tests.
+  size_t cached() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace attune

@@ -1,0 +1,11 @@
+#include "ops/conv/kernels.h"
+#include "ops/registry.h"
+
+namespace attune {
+
+void RegisterConvKernels(KernelRegistry& registry) {
+  // Conv-1, -11 and -22 differ in their type lists and auto_pad's wording only.
+  registry.Register("", "Conv", 1, MakeConvKernel);
+}
+
+}  // namespace attune
