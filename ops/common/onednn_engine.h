@@ -1,12 +1,15 @@
 // What every oneDNN adapter in ops/ shares: the one CPU engine, the team size
-// a primitive is made for, and oneDNN's errors as statuses.
+// a primitive is made for, running one, and oneDNN's errors as statuses.
 #pragma once
 
 #include <omp.h>
 
+#include <unordered_map>
+
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "oneapi/dnnl/dnnl.hpp"
+#include "ops/common/team_monitor.h"
 
 namespace attune {
 
@@ -20,6 +23,19 @@ inline const dnnl::engine& OneDnnCpuEngine() {
 /// oneDNN's own parallel sections size their team when a primitive is
 /// created, so a primitive is only reused at the team size it was made for.
 inline int OneDnnTeamSize() { return omp_in_parallel() ? 1 : omp_get_max_threads(); }
+
+/// Runs a primitive on the calling thread's team and waits for it. Its
+/// OpenMP workers spin a while after it, as after any region, so its end is
+/// noted for the team monitor: the regions that follow a product are judged
+/// (a prefill graph is mostly products, and its own small regions each came
+/// more than the sleep gap after the last region the monitor had seen, so a
+/// busy core went unnoticed and two threads ran at half the speed of one).
+inline void ExecuteOneDnn(const dnnl::primitive& p, const std::unordered_map<int, dnnl::memory>& args) {
+  dnnl::stream stream(OneDnnCpuEngine());
+  p.execute(stream, args);
+  stream.wait();
+  NoteRegionEnd(MonitorNowNs());
+}
 
 /// A oneDNN exception as a status: out of memory is ResourceExhausted, the rest Internal.
 inline absl::Status FromDnnlError(const char* what, const dnnl::error& e) {

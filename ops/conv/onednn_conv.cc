@@ -150,9 +150,7 @@ absl::StatusOr<bool> OneDnnConv::Run(const ConvGeometry& g, const float* x, cons
         {DNNL_ARG_DST, memory(p->dst, engine, y)}};
     if (b != nullptr) args.emplace(DNNL_ARG_BIAS, memory(p->bias, engine, const_cast<float*>(b)));
     if (scratch_bytes > 0) args.emplace(DNNL_ARG_SCRATCHPAD, memory(p->scratchpad, engine, scratch.data()));
-    dnnl::stream stream(engine);
-    p->conv->execute(stream, args);
-    stream.wait();
+    ExecuteOneDnn(*p->conv, args);
   } catch (const dnnl::error& e) {
     return FromDnnlError("convolution", e);
   }

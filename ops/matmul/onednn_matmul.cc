@@ -59,9 +59,7 @@ void Execute(const Primitive& p, std::unordered_map<int, memory>& args) {
     if (scratch.data() == nullptr) throw dnnl::error(dnnl_out_of_memory, "matmul scratchpad");
     args.emplace(DNNL_ARG_SCRATCHPAD, memory(p.scratchpad, engine, scratch.data()));
   }
-  dnnl::stream stream(engine);
-  p.matmul.execute(stream, args);
-  stream.wait();
+  ExecuteOneDnn(p.matmul, args);
 }
 
 // Dense strides of `dims` in row-major order, with the last two swapped when

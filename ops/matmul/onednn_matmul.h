@@ -14,9 +14,10 @@ namespace attune {
 
 /// A constant right-hand matrix multiplied by any number of rows at run time.
 /// A plain [K, N] matrix is used where it is (`in_place`: the model's weights
-/// are then held once, and oneDNN runs about as fast on them as on its packed
-/// copy, except where rows are 2 KiB-aligned and crowd L1 sets: those are reordered
-/// into a scratch copy for each product of many rows);
+/// are then held once; weights beyond the caches, or whose rows are 2 KiB-aligned
+/// and crowd L1 sets, are reordered block by block into a scratch copy for each
+/// product of many rows, which costs a quarter to a third of oneDNN's rate on a
+/// packed copy at 128 rows: the copy, not the product, see ReadSlowlyInPlace);
 /// a transposed or scaled one is reordered once, at prepare time, into the
 /// blocked layout oneDNN prefers. One to four rows go through the panel GEMV
 /// (gemv_weights.h), more through oneDNN, whose primitives are created per

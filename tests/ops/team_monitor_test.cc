@@ -1,7 +1,8 @@
 // Two late worker starts close together (a stall) send runs to one thread for
 // a pause that doubles with every stall (one on-time region does not reset
 // it); one late start alone does not; a probe reports its latest arrival;
-// while paused, ParallelForRange runs on the calling thread.
+// while paused, ParallelForRange runs on the calling thread; a oneDNN product
+// counts as a region.
 #include "ops/common/team_monitor.h"
 
 #include <omp.h>
@@ -12,6 +13,7 @@
 
 #include "gtest/gtest.h"
 #include "ops/common/parallel.h"
+#include "ops/matmul/onednn_matmul.h"
 
 namespace attune {
 namespace {
@@ -113,6 +115,22 @@ TEST_F(TeamMonitorTest, ARegionAfterAnIdleTeamIsNotJudged) {
     probe.Arrive();  // right after the last region: the workers were spinning
   }
   EXPECT_EQ(TeamStallCount(), before + 1);  // those two are a stall; the two after idle gaps were not judged
+}
+
+// A oneDNN product is a region too: the regions right after it are judged,
+// as a prefill graph (products with small regions between) needs.
+TEST_F(TeamMonitorTest, ARegionAfterAOneDnnProductIsJudged) {
+  const int64_t k = 64, n = 64, m = 48;
+  std::vector<float> b(k * n, 0.5f), a(m * k, 0.25f), c(m * n);
+  OneDnnConstantMatMul::Options options;
+  options.in_place = true;
+  auto product = OneDnnConstantMatMul::Create(b.data(), k, n, options);
+  ASSERT_TRUE(product.ok()) << product.status();
+  std::this_thread::sleep_for(std::chrono::nanoseconds(2 * kWorkerSleepGapNs));
+  EXPECT_TRUE(WorkersMayBeAsleep(MonitorNowNs()));
+  ASSERT_TRUE((*product)->Run(a.data(), m, c.data(), 2).ok());
+  EXPECT_FALSE(WorkersMayBeAsleep(MonitorNowNs()));
+  EXPECT_EQ(c[0], 0.25f * 0.5f * k);
 }
 
 TEST_F(TeamMonitorTest, PausedRangesRunOnTheCallingThread) {
