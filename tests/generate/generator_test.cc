@@ -316,6 +316,15 @@ TEST(GeneratorTest, Refusals) {
   EXPECT_NE(no_past.status().message().find("no past/present"), std::string::npos) << no_past.status();
 }
 
+// logits = Cast(input_ids) to float: a stand-in decoder's only computation.
+void LogitsFromIds(onnx::ModelProto& m) {
+  auto* cast = testing::AddNode(m, "Cast", {"input_ids"}, {"logits"});
+  auto* to = cast->add_attribute();
+  to->set_name("to");
+  to->set_type(onnx::AttributeProto::INT);
+  to->set_i(onnx::TensorProto::FLOAT);
+}
+
 TEST(GeneratorTest, AnInputItCannotFeedIsRefusedAtCreate) {
   // A decoder with an extra flag input (as merged exports have): named, not guessed at.
   onnx::ModelProto m = testing::MinimalModel();
@@ -323,11 +332,7 @@ TEST(GeneratorTest, AnInputItCannotFeedIsRefusedAtCreate) {
   testing::AddInput(m, "past_key_0", onnx::TensorProto::FLOAT,
                     {std::string("b"), int64_t{2}, std::string("p"), int64_t{4}});
   testing::AddInput(m, "use_cache_branch", onnx::TensorProto::BOOL, {int64_t{1}});
-  auto* cast = testing::AddNode(m, "Cast", {"input_ids"}, {"logits"});
-  auto* to = cast->add_attribute();
-  to->set_name("to");
-  to->set_type(onnx::AttributeProto::INT);
-  to->set_i(onnx::TensorProto::FLOAT);
+  LogitsFromIds(m);
   testing::AddNode(m, "Identity", {"past_key_0"}, {"present_key_0"});
   testing::AddNode(m, "Not", {"use_cache_branch"}, {"flag"});
   testing::AddOutput(m, "logits", onnx::TensorProto::FLOAT, {std::string("b"), std::string("s")});
@@ -347,11 +352,7 @@ TEST(GeneratorTest, APastWhoseLeadingDimIsNotTheBatchNeedsAPrefillModel) {
   testing::AddInput(m, "input_ids", onnx::TensorProto::INT64, {std::string("b"), std::string("s")});
   testing::AddInput(m, "past_key_0", onnx::TensorProto::FLOAT,
                     {std::string("bh"), int64_t{2}, std::string("p"), int64_t{4}});
-  auto* cast = testing::AddNode(m, "Cast", {"input_ids"}, {"logits"});
-  auto* to = cast->add_attribute();
-  to->set_name("to");
-  to->set_type(onnx::AttributeProto::INT);
-  to->set_i(onnx::TensorProto::FLOAT);
+  LogitsFromIds(m);
   testing::AddNode(m, "Identity", {"past_key_0"}, {"present_key_0"});
   testing::AddOutput(m, "logits", onnx::TensorProto::FLOAT, {std::string("b"), std::string("s")});
   testing::AddOutput(m, "present_key_0", onnx::TensorProto::FLOAT,
