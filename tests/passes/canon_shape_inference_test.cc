@@ -252,7 +252,13 @@ TEST(CanonShapeInference, FloatRangeUpToACastLength) {
                          {}, "halves");
   Value* shifted = b.Node("Range", {b.Constant("z4", ScalarOf<float>(0.5f)), limit, b.Constant("s4", ScalarOf<float>(1.f))},
                           {}, "shifted");
+  // 2^24 + 1 is no float32: the cast rounds it, and no length is claimed.
+  Value* rounded = b.Node("Cast", {b.Constant("big", ScalarOf<int64_t>((int64_t{1} << 24) + 1))},
+                          Attrs({{"to", static_cast<int64_t>(kF32)}}));
+  Value* beyond = b.Node("Range", {b.Constant("z5", ScalarOf<float>(0.f)), rounded, b.Constant("s5", ScalarOf<float>(1.f))},
+                         {}, "beyond");
   Infer(b.graph());
+  EXPECT_EQ(ShapeOf(beyond), "[unk__beyond_out_0]");
   EXPECT_EQ(ShapeOf(from_zero), "[seq]");
   EXPECT_EQ(from_zero->type(), kF32);
   EXPECT_EQ(ShapeOf(from_two), "[unk__from_two_out_0]") << "seq - 2 may be negative";

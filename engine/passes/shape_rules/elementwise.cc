@@ -167,8 +167,12 @@ absl::Status CastRule(ShapeContext& ctx) {
     out.data = ctx.input(0).data;
   const bool to_float = out.type == ElementType::kFloat32 || out.type == ElementType::kFloat64;
   if (ctx.input(0).data && ctx.input(0).data->size() == 1 && IsInteger(ctx.input(0).type) &&
-      ctx.input(0).type != ElementType::kBool && to_float)
-    out.integer_before_cast = (*ctx.input(0).data)[0];
+      ctx.input(0).type != ElementType::kBool && to_float) {
+    // A number the float type holds exactly (a symbol is a sequence length, see RangeRule).
+    const Dim& n = (*ctx.input(0).data)[0];
+    const int64_t exact = out.type == ElementType::kFloat32 ? (int64_t{1} << 24) : (int64_t{1} << 53);
+    if (!n.is_known() || (n.value() > -exact && n.value() < exact)) out.integer_before_cast = n;
+  }
   return absl::OkStatus();
 }
 
