@@ -26,7 +26,7 @@ namespace {
 
 bool IsDefault(const Node& node, const char* op) { return node.op_type() == op && node.domain().empty(); }
 
-// The Where that `scaled` reads as its scaled operand, when the other operand is a constant.
+// The Where a Div or Mul node scales, when its other operand is a constant.
 struct ScaledWhere {
   Node* where;
   Value* scale;
