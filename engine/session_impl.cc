@@ -9,6 +9,7 @@
 #include "core/common/escape.h"
 #include "core/common/log.h"
 #include "core/common/status_macros.h"
+#include "core/memory/buffer_pool.h"
 #include "engine/optimise_graph.h"
 #include "ops/attention/attention_backend.h"
 #include "ops/registry.h"
@@ -53,6 +54,25 @@ ModelSummary Summarize(const Graph& graph) {
     }
   }
   return summary;
+}
+
+// Releases a constant that a kernel holds packed from the graph, and from the
+// unspecialised graph that shares its buffer, so that the weights are held
+// once: by the packed copy. A plan compiled later from either graph takes the
+// packed copy, or restores the data where a node needs it plain.
+HeldConstantCallback ReleaseFrom(Graph& graph, Graph* unspecialised) {
+  return [&graph, unspecialised](const Value& constant, std::shared_ptr<const ConstantHolder> holder) {
+    Value* v = graph.FindValue(constant.name());
+    if (v == nullptr || v->constant() == nullptr) return;
+    const void* data = v->constant()->raw_data();
+    Value* u = unspecialised != nullptr ? unspecialised->FindValue(constant.name()) : nullptr;
+    if (u != nullptr && u->constant() != nullptr && u->constant()->raw_data() == data && !u->is_graph_output())
+      unspecialised->ReleaseConstant(u, holder);
+    graph.ReleaseConstant(v, std::move(holder));
+    // The buffer went to the buffer pool, which keeps buffers for the
+    // intermediates of runs; weights are not of those sizes.
+    TrimBufferPool();
+  };
 }
 
 }  // namespace
@@ -100,7 +120,8 @@ absl::StatusOr<std::unique_ptr<SessionImpl>> SessionImpl::Create(std::unique_ptr
   for (Value* v : declared.inputs()) impl->declared_inputs_.push_back(ValueInfo{v->name(), v->type(), v->shape()});
   for (const ValueInfo& v : impl->declared_inputs_) impl->inputs_.push_back(ToTensorInfo(v));
   for (const Value* v : declared.outputs()) impl->outputs_.push_back(ToTensorInfo(*v));
-  ASSIGN_OR_RETURN(impl->plan_, Plan::Compile(*impl->graph_, DefaultKernelRegistry(), ToExecOptions(options)));
+  ASSIGN_OR_RETURN(impl->plan_, Plan::Compile(*impl->graph_, DefaultKernelRegistry(), ToExecOptions(options),
+                                               ReleaseFrom(*impl->graph_, impl->unspecialised_graph_.get())));
   return impl;
 }
 

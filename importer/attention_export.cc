@@ -132,7 +132,8 @@ std::unique_ptr<Graph> CopyGraph(const Graph& graph, const std::vector<Node*>& o
     auto [it, inserted] = map.try_emplace(v, nullptr);
     if (inserted) {
       it->second = copy->AddValue(v->name(), v->type(), v->shape());
-      if (v->is_constant()) copy->SetConstant(it->second, *v->constant());
+      if (v->constant() != nullptr) copy->SetConstant(it->second, *v->constant());
+      if (v->constant_holder() != nullptr) copy->ReleaseConstant(it->second, v->constant_holder());
     }
     return it->second;
   };

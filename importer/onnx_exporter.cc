@@ -65,13 +65,17 @@ absl::Status BuildModel(const Graph& graph, onnx::ModelProto* model) {
   for (const Value* input : graph.inputs()) WriteValueInfo(*input, g->add_input());
 
   absl::flat_hash_set<const Value*> written;
-  auto write_constant = [&](const Value* v) {
-    if (v == nullptr || !v->is_constant() || !written.insert(v).second) return;
-    importer::TensorToProto(*v->constant(), v->name(), g->add_initializer());
+  // A released constant (packed weights, held by their kernel) is written as
+  // the model had it, restored one at a time.
+  auto write_constant = [&](const Value* v) -> absl::Status {
+    if (v == nullptr || !v->is_constant() || !written.insert(v).second) return absl::OkStatus();
+    ASSIGN_OR_RETURN(Tensor data, ConstantData(*v));
+    importer::TensorToProto(data, v->name(), g->add_initializer());
+    return absl::OkStatus();
   };
   for (const Node* node : nodes)
-    for (const Value* in : node->inputs()) write_constant(in);
-  for (const Value* out : graph.outputs()) write_constant(out);
+    for (const Value* in : node->inputs()) RETURN_IF_ERROR(write_constant(in));
+  for (const Value* out : graph.outputs()) RETURN_IF_ERROR(write_constant(out));
 
   for (const Node* node : nodes) {
     onnx::NodeProto* n = g->add_node();

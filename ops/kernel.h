@@ -14,6 +14,7 @@
 #include "attune/tensor.h"
 #include "core/common/log.h"
 #include "core/ir/attribute.h"
+#include "core/ir/constant_holder.h"
 
 namespace attune {
 
@@ -43,6 +44,14 @@ struct KernelInfo {
   std::vector<bool> input_present;
   /// Per input: its constant value when known at compile time, else nullptr.
   std::vector<const Tensor*> constant_inputs;
+  /// Per input: whether this node is a constant input's only reader (read
+  /// once, and no graph output). The kernel may then keep it in a form of its
+  /// own and hold it (Kernel::HeldInput), and the plan drops the original.
+  std::vector<bool> sole_reader;
+  /// Per input: the holder of a constant whose data was released (then
+  /// constant_inputs has nullptr). A kernel that takes the held form as it is
+  /// holds it in turn; otherwise the plan restores the data and asks again.
+  std::vector<std::shared_ptr<const ConstantHolder>> released_constants;
   /// Per input: element type when known at compile time.
   std::vector<std::optional<ElementType>> input_types;
   /// Number of node outputs (omitted optional outputs included).
@@ -129,6 +138,9 @@ class Kernel {
   virtual ~Kernel() = default;
   /// Computes the outputs. Must not modify the kernel: it may run concurrently.
   virtual absl::Status Run(KernelContext& ctx) const = 0;
+  /// The holder of constant input i when the kernel keeps that constant in a
+  /// form of its own and never reads the input at run time; else nullptr.
+  virtual std::shared_ptr<const ConstantHolder> HeldInput(int) const { return nullptr; }
 };
 
 /// A kernel whose Run is a callable (for kernels with no prepared state

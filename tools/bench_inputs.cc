@@ -43,6 +43,7 @@ int64_t IndexLimit(const Graph& graph, const std::string& name) {
       const Node* n = use.node;
       if (n->op_type() != "Gather" || use.index != 1 || n->input(0) == nullptr || !n->input(0)->is_constant()) continue;
       const Tensor* table = n->input(0)->constant();
+      if (table == nullptr) continue;  // released to a kernel that holds it
       int64_t axis = n->attributes().GetInt("axis", 0).value_or(0);
       if (axis < 0) axis += table->rank();
       if (axis < 0 || axis >= table->rank()) continue;

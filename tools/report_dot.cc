@@ -49,8 +49,9 @@ std::string TypeShape(const Value& v) {
 }
 
 // "[0, 2, 1, 3]" for a small integer or float constant, else "".
-std::string SmallValues(const Tensor& t) {
-  if (t.num_elements() > 8) return "";
+std::string SmallValues(const Tensor* constant) {
+  if (constant == nullptr || constant->num_elements() > 8) return "";  // released data is large
+  const Tensor& t = *constant;
   std::vector<std::string> items;
   for (int64_t i = 0; i < t.num_elements(); ++i) {
     switch (t.type()) {
@@ -167,7 +168,7 @@ class DotWriter {
       for (int i = 0; i < node.num_inputs(); ++i) {
         const Value* in = node.input(i);
         if (in == nullptr || !in->is_constant()) continue;
-        const std::string values = SmallValues(*in->constant());
+        const std::string values = SmallValues(in->constant());
         absl::StrAppend(&label, "<br/>", kSmall, "#", i, " ",
                         Html(values.empty() ? TypeShape(*in) : "= " + values), "</font>");
       }
@@ -258,7 +259,7 @@ class DotWriter {
   std::string ConstantId(const Value& v) {
     auto [it, inserted] = constants_.try_emplace(&v, absl::StrCat("const_", constants_.size()));
     if (inserted) {
-      const std::string values = SmallValues(*v.constant());
+      const std::string values = SmallValues(v.constant());
       absl::StrAppend(&out_, "  ", it->second, " [shape=note, fillcolor=\"#fafafa\", fontsize=8, label=<",
                       Html(v.name()), "<br/>", Html(values.empty() ? TypeShape(v) : values), ">];\n");
     }

@@ -66,10 +66,20 @@ absl::StatusOr<RunWork> CountRunWork(const SessionImpl& session, const NamedTens
   // Every floating-point constant by the address of its data: a node input
   // there reads that constant (reshaped views share the address).
   absl::flat_hash_map<const void*, size_t> constant_bytes;
-  for (const Node* node : session.graph().nodes())
-    for (const Value* in : node->inputs())
-      if (in != nullptr && in->is_constant() && IsFloating(in->type()) && in->constant()->byte_size() > 0)
+  // Constants released to the node that holds them packed (never passed as
+  // inputs): per node, by holder, the bytes of the constant as the model has it.
+  absl::flat_hash_map<std::string, std::vector<std::pair<const void*, size_t>>> held_bytes;
+  for (const Node* node : session.graph().nodes()) {
+    for (const Value* in : node->inputs()) {
+      if (in == nullptr || !in->is_constant() || !IsFloating(in->type())) continue;
+      if (in->constant() != nullptr && in->constant()->byte_size() > 0)
         constant_bytes.try_emplace(in->constant()->raw_data(), in->constant()->byte_size());
+      if (in->constant_holder() == nullptr || !in->shape()) continue;
+      size_t bytes = ElementSize(in->type());
+      for (const Dim& d : *in->shape()) bytes *= d.is_known() ? static_cast<size_t>(d.value()) : 0;
+      held_bytes[node->name()].emplace_back(in->constant_holder().get(), bytes);
+    }
+  }
   absl::flat_hash_map<const void*, size_t> bytes_read;
   RunWork work;
   NodeObserver observer = [&](const NodeTiming& t) {
@@ -94,6 +104,8 @@ absl::StatusOr<RunWork> CountRunWork(const SessionImpl& session, const NamedTens
       size_t& read = bytes_read[it->first];
       read = std::max(read, bytes);
     }
+    if (auto held = held_bytes.find(*t.node_name); held != held_bytes.end())
+      for (const auto& [holder, bytes] : held->second) bytes_read[holder] = bytes;
   };
   RETURN_IF_ERROR(session.Run(inputs, &observer).status());
   for (const auto& [data, bytes] : bytes_read) work.weight_bytes += static_cast<double>(bytes);

@@ -41,6 +41,18 @@ void Graph::SetConstant(Value* value, Tensor tensor) {
   value->type_ = tensor.type();
   value->shape_ = ShapeFromDims(tensor.shape());
   value->constant_ = std::move(tensor);
+  value->holder_ = nullptr;
+}
+
+absl::StatusOr<Tensor> ConstantData(const Value& value) {
+  if (value.constant() != nullptr) return *value.constant();
+  if (value.constant_holder() != nullptr) return value.constant_holder()->Restore();
+  return absl::FailedPreconditionError(absl::StrCat("value ", QuoteName(value.name()), " is not a constant"));
+}
+
+void Graph::ReleaseConstant(Value* value, std::shared_ptr<const ConstantHolder> holder) {
+  value->constant_.reset();
+  value->holder_ = std::move(holder);
 }
 
 void Graph::AddInput(Value* value) {
@@ -258,6 +270,7 @@ std::unique_ptr<Graph> Graph::Clone() const {
   for (const auto& v : values_) {
     Value* c = g->AddValue(v->name_, v->type_, v->shape_);
     c->constant_ = v->constant_;
+    c->holder_ = v->holder_;
     map[v.get()] = c;
   }
   for (Value* in : inputs_) g->AddInput(map[in]);

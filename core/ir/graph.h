@@ -15,6 +15,7 @@
 #include "absl/status/statusor.h"
 #include "attune/tensor.h"
 #include "core/ir/attribute.h"
+#include "core/ir/constant_holder.h"
 #include "core/ir/dim.h"
 
 namespace attune {
@@ -44,9 +45,13 @@ class Value {
   const std::optional<SymbolicShape>& shape() const { return shape_; }
   void set_shape(std::optional<SymbolicShape> shape) { shape_ = std::move(shape); }
 
-  /// Constant data (initializer or folded constant), or nullptr.
+  /// Constant data (initializer or folded constant), or nullptr; nullptr too
+  /// for a released constant, whose data constant_holder() keeps.
   const Tensor* constant() const { return constant_ ? &*constant_ : nullptr; }
-  bool is_constant() const { return constant_.has_value(); }
+  /// Whether the value is a constant, its data here or released.
+  bool is_constant() const { return constant_.has_value() || holder_ != nullptr; }
+  /// The holder of a released constant's data, or nullptr.
+  const std::shared_ptr<const ConstantHolder>& constant_holder() const { return holder_; }
   bool is_graph_input() const { return is_graph_input_; }
   bool is_graph_output() const { return graph_output_count_ > 0; }
 
@@ -59,9 +64,15 @@ class Value {
   ElementType type_ = ElementType::kUndefined;
   std::optional<SymbolicShape> shape_;
   std::optional<Tensor> constant_;
+  std::shared_ptr<const ConstantHolder> holder_;  // set once constant_ is released
   bool is_graph_input_ = false;
   int graph_output_count_ = 0;
 };
+
+/// A constant value's data: its tensor, or the tensor restored from its
+/// holder when released (a copy, for export). FailedPrecondition for a value
+/// that is not a constant.
+absl::StatusOr<Tensor> ConstantData(const Value& value);
 
 /// One operator application.
 class Node {
@@ -135,6 +146,9 @@ class Graph {
   void SetNodeInput(Node* node, int index, Value* value);
   /// Turns a value into a constant (its producer, if any, must be removed by the caller).
   void SetConstant(Value* value, Tensor tensor);
+  /// Drops a constant's data, which `holder` keeps from now on; the value
+  /// stays a constant of the same type and shape.
+  void ReleaseConstant(Value* value, std::shared_ptr<const ConstantHolder> holder);
   /// Removes a node whose outputs have no uses and are not graph outputs.
   absl::Status RemoveNode(Node* node);
   /// Puts a node of another op on `inputs` in the place of `node`: it takes

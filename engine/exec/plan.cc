@@ -79,7 +79,7 @@ bool Plan::SharesConstantMemory(const Tensor& t) const {
 }
 
 absl::StatusOr<std::unique_ptr<Plan>> Plan::Compile(const Graph& graph, const KernelRegistry& registry,
-                                                    const ExecOptions& options) {
+                                                    const ExecOptions& options, const HeldConstantCallback& on_held) {
   RETURN_IF_ERROR(graph.Verify());
   ASSIGN_OR_RETURN(std::vector<Node*> order, graph.TopologicalOrder());
   auto plan = std::unique_ptr<Plan>(new Plan());
@@ -122,22 +122,15 @@ absl::StatusOr<std::unique_ptr<Plan>> Plan::Compile(const Graph& graph, const Ke
     for (const Value* in : node->inputs()) {
       info.input_present.push_back(in != nullptr);
       info.constant_inputs.push_back(in != nullptr ? in->constant() : nullptr);
+      info.sole_reader.push_back(in != nullptr && in->is_constant() && !in->is_graph_input() &&
+                                 !in->is_graph_output() && in->uses().size() == 1);
+      info.released_constants.push_back(in != nullptr ? in->constant_holder() : nullptr);
       info.input_types.push_back(in != nullptr && in->type() != ElementType::kUndefined
                                      ? std::optional<ElementType>(in->type())
                                      : std::nullopt);
-      if (in == nullptr) {
-        step.input_slots.push_back(-1);
-        continue;
-      }
-      const int sl = slot(in);
-      step.input_slots.push_back(sl);
-      if (in->is_constant() && !in->is_graph_input()) {
-        bool seen = false;
-        for (const auto& [cs, t] : plan->constants_) seen |= cs == sl;
-        if (!seen) plan->constants_.emplace_back(sl, *in->constant());
-      } else {
-        last_reader[sl] = static_cast<int>(s);
-      }
+      step.input_slots.push_back(in != nullptr ? slot(in) : -1);
+      if (in != nullptr && (!in->is_constant() || in->is_graph_input()))
+        last_reader[step.input_slots.back()] = static_cast<int>(s);
     }
     for (const Value* out : node->outputs()) {
       step.output_slots.push_back(out != nullptr ? slot(out) : -1);
@@ -148,7 +141,39 @@ absl::StatusOr<std::unique_ptr<Plan>> Plan::Compile(const Graph& graph, const Ke
     if (!entry.ok()) return Annotate(entry.status(), NodeLabel(node->name(), node->op_type()));
     auto kernel = (*entry)->factory(info);
     if (!kernel.ok()) return Annotate(kernel.status(), NodeLabel(node->name(), node->op_type()));
+    // A released constant the kernel does not take in its held form is
+    // restored for it (a plan compiled after the release, such as the
+    // unspecialised one, on a node that reads the weights differently).
+    std::vector<Tensor> restored(node->num_inputs());
+    bool restore = false;
+    for (int i = 0; i < node->num_inputs(); ++i)
+      restore |= info.released_constants[i] != nullptr && (*kernel)->HeldInput(i) == nullptr;
+    if (restore) {
+      for (int i = 0; i < node->num_inputs(); ++i) {
+        if (info.released_constants[i] == nullptr) continue;
+        auto data = info.released_constants[i]->Restore();
+        if (!data.ok()) return Annotate(data.status(), NodeLabel(node->name(), node->op_type()));
+        restored[i] = *std::move(data);
+        info.constant_inputs[i] = &restored[i];
+        info.released_constants[i] = nullptr;
+      }
+      kernel = (*entry)->factory(info);
+      if (!kernel.ok()) return Annotate(kernel.status(), NodeLabel(node->name(), node->op_type()));
+    }
     step.kernel = *std::move(kernel);
+    // Constants go into the plan's slots unless the kernel holds them.
+    for (int i = 0; i < node->num_inputs(); ++i) {
+      const Value* in = node->input(i);
+      if (in == nullptr || !in->is_constant() || in->is_graph_input()) continue;
+      const int sl = step.input_slots[i];
+      if (std::shared_ptr<const ConstantHolder> held = step.kernel->HeldInput(i)) {
+        if (info.sole_reader[i] && in->constant() != nullptr && on_held) on_held(*in, std::move(held));
+        continue;
+      }
+      bool seen = false;
+      for (const auto& [cs, t] : plan->constants_) seen |= cs == sl;
+      if (!seen) plan->constants_.emplace_back(sl, in->constant() != nullptr ? *in->constant() : restored[i]);
+    }
     plan->steps_.push_back(std::move(step));
   }
   for (const Value* out : graph.outputs()) {
@@ -158,6 +183,9 @@ absl::StatusOr<std::unique_ptr<Plan>> Plan::Compile(const Graph& graph, const Ke
     plan->present_ports_.push_back(port_of(FindPresentSite(*out)));
     last_reader.erase(sl);  // graph outputs live to the end
     if (out->is_constant() && !out->is_graph_input()) {
+      if (out->constant() == nullptr)
+        return absl::FailedPreconditionError(absl::StrCat("graph output ", QuoteName(out->name()),
+                                                          " is a constant whose data was released"));
       bool seen = false;
       for (const auto& [cs, t] : plan->constants_) seen |= cs == sl;
       if (!seen) plan->constants_.emplace_back(sl, *out->constant());

@@ -47,12 +47,19 @@ struct PlanCacheBinding {
   CacheAppend append;
 };
 
+/// Called by Plan::Compile for a constant whose only reader keeps it in a form
+/// of its own (packed weights), right after that kernel is prepared: the plan
+/// holds no copy of it, and the graph's may be released (Graph::ReleaseConstant)
+/// before the next weights are packed, so that a model is never held twice.
+using HeldConstantCallback = std::function<void(const Value& constant, std::shared_ptr<const ConstantHolder> holder)>;
+
 class Plan {
  public:
   /// Prepares a kernel for every node; fails naming the node when an op is
   /// unsupported or its attributes are invalid.
   static absl::StatusOr<std::unique_ptr<Plan>> Compile(const Graph& graph, const KernelRegistry& registry,
-                                                       const ExecOptions& options);
+                                                       const ExecOptions& options,
+                                                       const HeldConstantCallback& on_held = nullptr);
 
   const std::vector<ValueInfo>& inputs() const { return inputs_; }
   const std::vector<ValueInfo>& outputs() const { return outputs_; }

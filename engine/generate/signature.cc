@@ -177,7 +177,9 @@ void FindTableSizes(const Graph& graph, const std::string& input_ids, DecoderSig
     if (node->op_type() != "Gather" || node->domain() != "" || node->num_inputs() < 2) continue;
     const Value* data = node->input(0);
     const Value* indices = node->input(1);
-    if (data == nullptr || indices == nullptr || !data->is_constant() || data->constant()->rank() != 2) continue;
+    if (data == nullptr || indices == nullptr || data->constant() == nullptr ||
+        data->constant()->rank() != 2)
+      continue;
     if (!IsFloat(data->constant()->type())) continue;
     const absl::StatusOr<int64_t> axis = node->attributes().GetInt("axis", 0);
     if (!axis.ok() || *axis != 0) continue;

@@ -1,7 +1,8 @@
-// ONNX Gemm: Y = alpha · A' · B' + beta · C. A constant float32 B is used in
-// place when it is plain [K, N] with alpha 1, else packed once with alpha
-// folded in; a constant row-vector C becomes the primitive's bias, so the
-// common Linear layer is one call.
+// ONNX Gemm: Y = alpha · A' · B' + beta · C. A constant float32 B is packed
+// once (alpha folded in) and held by the kernel when it is B's only reader,
+// else used in place when it is plain [K, N] with alpha 1; a constant
+// row-vector C becomes the primitive's bias, so the common Linear layer is one
+// call.
 #include <memory>
 #include <optional>
 #include <string>
@@ -94,35 +95,41 @@ absl::Status ApplyAlphaBetaTyped(Tensor& y, int64_t n, float alpha, const Tensor
 class GemmKernel final : public Kernel {
  public:
   GemmKernel(std::string label, GemmAttributes attrs, bool c_required, Tensor weights,
-             std::unique_ptr<OneDnnConstantMatMul> packed, bool c_folded)
+             std::unique_ptr<OneDnnConstantMatMul> packed, bool c_folded, bool held)
       : label_(std::move(label)), attrs_(attrs), c_required_(c_required), weights_(std::move(weights)),
-        packed_(std::move(packed)), c_folded_(c_folded) {}
+        packed_(std::move(packed)), c_folded_(c_folded), held_(held) {}
 
   absl::Status Run(KernelContext& ctx) const override {
     const Tensor* a = ctx.input(0);
     const Tensor* b = ctx.input(1);
     const Tensor* c = ctx.input(2);
-    if (a == nullptr || b == nullptr) return absl::InvalidArgumentError(absl::StrCat(label_, ": needs inputs A and B"));
+    if (a == nullptr || (b == nullptr && !held_))
+      return absl::InvalidArgumentError(absl::StrCat(label_, ": needs inputs A and B"));
     if (c == nullptr && c_required_)
       return absl::InvalidArgumentError(absl::StrCat(label_, ": input C is required before opset 11"));
-    if (a->type() != b->type() || (c != nullptr && c->type() != a->type()))
+    const ElementType b_type = held_ ? ElementType::kFloat32 : b->type();
+    if (a->type() != b_type || (c != nullptr && c->type() != a->type()))
       return absl::InvalidArgumentError(absl::StrCat(label_, ": A, B and C must share one element type, got ",
-                                                     ElementTypeName(a->type()), ", ", ElementTypeName(b->type()),
+                                                     ElementTypeName(a->type()), ", ", ElementTypeName(b_type),
                                                      c != nullptr ? absl::StrCat(", ", ElementTypeName(c->type())) : ""));
     if (!ReferenceMatMulSupports(a->type()))
       return absl::UnimplementedError(
           absl::StrCat(label_, ": element type ", ElementTypeName(a->type()), " is not supported"));
-    if (a->rank() != 2 || b->rank() != 2)
+    const std::vector<int64_t> b_shape =
+        !held_ ? b->shape()
+               : attrs_.trans_b ? std::vector<int64_t>{packed_->n(), packed_->k()}
+                                : std::vector<int64_t>{packed_->k(), packed_->n()};
+    if (a->rank() != 2 || b_shape.size() != 2)
       return absl::InvalidArgumentError(absl::StrCat(label_, ": A and B must be 2-D, got A ",
-                                                     ShapeToString(a->shape()), " and B ", ShapeToString(b->shape())));
+                                                     ShapeToString(a->shape()), " and B ", ShapeToString(b_shape)));
     const int64_t m = attrs_.trans_a ? a->shape()[1] : a->shape()[0];
     const int64_t k = attrs_.trans_a ? a->shape()[0] : a->shape()[1];
-    const int64_t kb = attrs_.trans_b ? b->shape()[1] : b->shape()[0];
-    const int64_t n = attrs_.trans_b ? b->shape()[0] : b->shape()[1];
+    const int64_t kb = attrs_.trans_b ? b_shape[1] : b_shape[0];
+    const int64_t n = attrs_.trans_b ? b_shape[0] : b_shape[1];
     if (k != kb)
       return absl::InvalidArgumentError(absl::StrCat(
           label_, ": inner dimensions do not match: A ", ShapeToString(a->shape()), (attrs_.trans_a ? " (transposed)" : ""),
-          " has K=", k, ", B ", ShapeToString(b->shape()), (attrs_.trans_b ? " (transposed)" : ""), " has K=", kb));
+          " has K=", k, ", B ", ShapeToString(b_shape), (attrs_.trans_b ? " (transposed)" : ""), " has K=", kb));
     BiasView view;
     if (c != nullptr) {
       ASSIGN_OR_RETURN(view, BroadcastC(label_, c->shape(), m, n));
@@ -131,7 +138,7 @@ class GemmKernel final : public Kernel {
     if (y->num_elements() == 0) return absl::OkStatus();
     const int threads = ctx.threads();
 
-    if (UsePacked(*b, k, n)) {
+    if (held_ || UsePacked(*b, k, n)) {
       const float* rows = a->data<float>();
       Tensor transposed;
       if (attrs_.trans_a) {
@@ -157,6 +164,10 @@ class GemmKernel final : public Kernel {
     return ApplyAlphaBetaTyped(*y, n, attrs_.alpha, add_c ? c : nullptr, view, attrs_.beta, threads);
   }
 
+  std::shared_ptr<const ConstantHolder> HeldInput(int i) const override {
+    return held_ && i == 1 ? packed_->holder() : nullptr;
+  }
+
  private:
   bool UsePacked(const Tensor& b, int64_t k, int64_t n) const {
     return packed_ != nullptr && b.type() == ElementType::kFloat32 && packed_->k() == k && packed_->n() == n;
@@ -168,6 +179,7 @@ class GemmKernel final : public Kernel {
   Tensor weights_;  // B, kept alive for packed_ when it uses B in place
   std::unique_ptr<OneDnnConstantMatMul> packed_;
   bool c_folded_;  // beta · C is the packed primitive's bias
+  bool held_;      // packed_ holds B: the plan passes no B
 };
 
 absl::StatusOr<GemmAttributes> ReadAttributes(const std::string& label, const Attributes& attrs) {
@@ -208,23 +220,37 @@ absl::StatusOr<std::unique_ptr<Kernel>> MakeGemmKernel(const KernelInfo& info, b
   std::unique_ptr<OneDnnConstantMatMul> packed;
   Tensor weights;
   bool c_folded = false;
+  bool held = false;
+  const Tensor* c = has_c && info.constant_inputs.size() >= 3 ? info.constant_inputs[2] : nullptr;
+  const std::shared_ptr<const ConstantHolder> released =
+      info.released_constants.size() >= 2 ? info.released_constants[1] : nullptr;
   const Tensor* b = info.constant_inputs.size() >= 2 ? info.constant_inputs[1] : nullptr;
-  if (b != nullptr && b->type() == ElementType::kFloat32 && b->rank() == 2 && b->num_elements() > 0) {
+  if (released != nullptr && attrs.alpha == 1.0f) {
+    ASSIGN_OR_RETURN(packed, OneDnnConstantMatMul::FromHeld(released, attrs.trans_b, nullptr));
+    if (packed != nullptr) {
+      std::optional<std::vector<float>> bias = FoldableBias(c, attrs.beta, packed->n());
+      if (bias) {
+        ASSIGN_OR_RETURN(packed, OneDnnConstantMatMul::FromHeld(released, attrs.trans_b, bias->data()));
+      }
+      c_folded = bias.has_value();
+      held = true;
+    }
+  } else if (b != nullptr && b->type() == ElementType::kFloat32 && b->rank() == 2 && b->num_elements() > 0) {
     const int64_t k = attrs.trans_b ? b->shape()[1] : b->shape()[0];
     const int64_t n = attrs.trans_b ? b->shape()[0] : b->shape()[1];
-    const Tensor* c = has_c && info.constant_inputs.size() >= 3 ? info.constant_inputs[2] : nullptr;
     std::optional<std::vector<float>> bias = FoldableBias(c, attrs.beta, n);
     OneDnnConstantMatMul::Options options;
     options.transpose_b = attrs.trans_b;
     options.alpha = attrs.alpha;
     options.bias = bias ? bias->data() : nullptr;
-    options.in_place = true;
+    options.in_place = !(info.sole_reader.size() >= 2 && info.sole_reader[1] && PackSoleReaderWeights());
     ASSIGN_OR_RETURN(packed, OneDnnConstantMatMul::Create(b->data<float>(), k, n, options));
     if (packed->in_place()) weights = *b;
     c_folded = bias.has_value();
+    held = packed->holder() != nullptr && info.sole_reader.size() >= 2 && info.sole_reader[1];
   }
   return std::make_unique<GemmKernel>(std::move(label), attrs, c_required, std::move(weights), std::move(packed),
-                                      c_folded);
+                                      c_folded, held);
 }
 
 }  // namespace attune

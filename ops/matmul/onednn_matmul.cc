@@ -146,10 +146,41 @@ constexpr int64_t kRepackRowsGrain = 64;
 // ---------------------------------------------------------------------------
 // Packed constant weights.
 
+namespace {
+
+// Weights packed once into oneDNN's layout: shared by the products that read
+// them, and the holder of the constant they came from once that is released.
+struct PackedWeights final : ConstantHolder {
+  int64_t k = 0, n = 0;
+  bool transposed = false;  // the constant was stored [N, K]
+  bool scaled = false;      // alpha is folded in: the constant cannot be restored exactly
+  memory data;              // in `md`, oneDNN's layout
+
+  absl::StatusOr<Tensor> Restore() const override {
+    if (scaled) return absl::FailedPreconditionError("packed weights with a folded scale cannot be restored");
+    ASSIGN_OR_RETURN(Tensor plain, Tensor::CreateUninitialized(ElementType::kFloat32,
+                                                               transposed ? std::vector<int64_t>{n, k}
+                                                                          : std::vector<int64_t>{k, n}));
+    try {
+      const memory::desc plain_md({k, n}, memory::data_type::f32, transposed ? Dims{1, k} : Dims{n, 1});
+      memory out(plain_md, OneDnnCpuEngine(), plain.data<float>());
+      dnnl::stream stream(OneDnnCpuEngine());
+      dnnl::reorder(data, out).execute(stream, const_cast<memory&>(data), out);
+      stream.wait();
+    } catch (const dnnl::error& e) {
+      return FromDnnlError("weight unpacking", e);
+    }
+    return plain;
+  }
+};
+
+}  // namespace
+
 struct OneDnnConstantMatMul::Impl {
   int64_t k = 0, n = 0;
   memory::desc weights_md;
-  memory weights;            // the reordered copy, or b itself when in place
+  memory weights;            // the packed copy, or b itself when in place
+  std::shared_ptr<const PackedWeights> packed;  // the packed copy; null when in place
   bool in_place = false;
   std::vector<float> bias;   // empty when there is none
   std::optional<PanelLayout> panels;  // the weights' layout, when the panel GEMV reads it
@@ -312,14 +343,43 @@ absl::StatusOr<std::unique_ptr<OneDnnConstantMatMul>> OneDnnConstantMatMul::Crea
     const memory::desc plain({k, n}, memory::data_type::f32,
                              options.transpose_b ? Dims{1, k} : Dims{n, 1});
     memory source_mem(plain, OneDnnCpuEngine(), const_cast<float*>(source));
-    impl->weights = memory(impl->weights_md, OneDnnCpuEngine());
+    auto packed = std::make_shared<PackedWeights>();
+    packed->k = k;
+    packed->n = n;
+    packed->transposed = options.transpose_b;
+    packed->scaled = options.alpha != 1.0f;
+    packed->data = memory(impl->weights_md, OneDnnCpuEngine());
     dnnl::stream stream(OneDnnCpuEngine());
-    dnnl::reorder(source_mem, impl->weights).execute(stream, source_mem, impl->weights);
+    dnnl::reorder(source_mem, packed->data).execute(stream, source_mem, packed->data);
     stream.wait();
+    impl->weights = packed->data;
+    impl->packed = std::move(packed);
   } catch (const dnnl::error& e) {
     return FromDnnlError("weight packing", e);
   }
   return std::unique_ptr<OneDnnConstantMatMul>(new OneDnnConstantMatMul(std::move(impl)));
+}
+
+bool PackSoleReaderWeights() { return !GemmRowsInPlaceAvailable(); }
+
+absl::StatusOr<std::unique_ptr<OneDnnConstantMatMul>> OneDnnConstantMatMul::FromHeld(
+    const std::shared_ptr<const ConstantHolder>& held, bool transpose_b, const float* bias) {
+  auto packed = std::dynamic_pointer_cast<const PackedWeights>(held);
+  if (packed == nullptr || packed->scaled || packed->transposed != transpose_b) return nullptr;
+  auto impl = std::make_unique<Impl>();
+  impl->k = packed->k;
+  impl->n = packed->n;
+  if (bias != nullptr) impl->bias.assign(bias, bias + packed->n);
+  impl->weights_md = packed->data.get_desc();
+  impl->panels = PanelsOf(impl->weights_md, packed->k, packed->n);
+  impl->weights = packed->data;
+  impl->packed = std::move(packed);
+  return std::unique_ptr<OneDnnConstantMatMul>(new OneDnnConstantMatMul(std::move(impl)));
+}
+
+std::shared_ptr<const ConstantHolder> OneDnnConstantMatMul::holder() const {
+  if (impl_->packed == nullptr || impl_->packed->scaled) return nullptr;
+  return impl_->packed;
 }
 
 absl::Status OneDnnConstantMatMul::Run(const float* a, int64_t m, float* c, int threads) const {

@@ -8,13 +8,16 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "core/ir/constant_holder.h"
 #include "ops/matmul/matmul_shape.h"
 
 namespace attune {
 
 /// A constant right-hand matrix multiplied by any number of rows at run time.
-/// A plain [K, N] matrix is used where it is (`in_place`: the model's weights
-/// are then held once; weights beyond the caches, or whose rows are 2 KiB-aligned
+/// Packed once into the blocked layout oneDNN prefers, the weights can be held
+/// by the packed copy alone (holder(): the graph then releases the original).
+/// A plain [K, N] matrix may instead be used where it is (`in_place`, for
+/// weights that other nodes read too: the model's weights are then held once; weights beyond the caches, or whose rows are 2 KiB-aligned
 /// and crowd L1 sets, are reordered block by block into a scratch copy for each
 /// product of many rows, which costs a quarter to a third of oneDNN's rate on a
 /// packed copy at 128 rows: the copy, not the product, see ReadSlowlyInPlace);
@@ -34,12 +37,21 @@ class OneDnnConstantMatMul {
   };
   static absl::StatusOr<std::unique_ptr<OneDnnConstantMatMul>> Create(const float* b, int64_t k, int64_t n,
                                                                    const Options& options);
+  /// The product on weights another product packed and holds (`held`, from
+  /// its holder()), when they are the [K, N] matrix that `transpose_b` asks
+  /// for, unscaled; nullptr when `held` is something else. No copy is made.
+  static absl::StatusOr<std::unique_ptr<OneDnnConstantMatMul>> FromHeld(
+      const std::shared_ptr<const ConstantHolder>& held, bool transpose_b, const float* bias);
   ~OneDnnConstantMatMul();
 
   int64_t k() const;
   int64_t n() const;
   /// Whether b is used where it is (no copy of it is held).
   bool in_place() const;
+  /// The packed weights as the holder of the constant b was, when b can be
+  /// restored from them exactly (packed unscaled); nullptr when in place or
+  /// scaled. Shared: products made FromHeld use the same copy.
+  std::shared_ptr<const ConstantHolder> holder() const;
   /// Columns per block in which in-place weights are repacked for products
   /// of many rows; 0 when they are always read where they are.
   int64_t repack_columns() const;
@@ -52,6 +64,12 @@ class OneDnnConstantMatMul {
   explicit OneDnnConstantMatMul(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
+
+/// Whether a constant weight that one product alone reads is packed (and the
+/// original released) rather than used in place: everywhere but where AVX2 is
+/// the best ISA, where the row GEMM (gemm_rows.h) reads weights in place
+/// faster than oneDNN's AVX2 kernels read their packed copy.
+bool PackSoleReaderWeights();
 
 /// c = a·b for float32 operands laid out as `shape` describes (dense
 /// row-major, numpy batch broadcasting). trans_a / trans_b: the operand is
