@@ -24,6 +24,22 @@ inline const dnnl::engine& OneDnnCpuEngine() {
 /// created, so a primitive is only reused at the team size it was made for.
 inline int OneDnnTeamSize() { return omp_in_parallel() ? 1 : omp_get_max_threads(); }
 
+/// An empty region on the calling thread's team, measured for the team
+/// monitor like the regions of our own kernels. A primitive's threads report
+/// nothing, and a prefill graph is mostly products: a worker that another
+/// process keeps off its core stalled product after product unseen (GPT-2's
+/// prefill on two threads with a busy core ran at 0.7× the speed of one once
+/// its weights were packed, as no region of ours ran inside its products any
+/// more). Costs one fork and join, microseconds against a product's
+/// milliseconds.
+inline void ProbeTeamBeforeProduct() {
+  const int team = OneDnnTeamSize();
+  if (team <= 1) return;
+  WorkerStartProbe probe;
+#pragma omp parallel num_threads(team)
+  probe.Arrive();
+}
+
 /// Runs a primitive on the calling thread's team and waits for it. Its
 /// OpenMP workers spin a while after it, as after any region, so its end is
 /// noted for the team monitor: the regions that follow a product are judged
@@ -31,6 +47,7 @@ inline int OneDnnTeamSize() { return omp_in_parallel() ? 1 : omp_get_max_threads
 /// more than the sleep gap after the last region the monitor had seen, so a
 /// busy core went unnoticed and two threads ran at half the speed of one).
 inline void ExecuteOneDnn(const dnnl::primitive& p, const std::unordered_map<int, dnnl::memory>& args) {
+  ProbeTeamBeforeProduct();
   dnnl::stream stream(OneDnnCpuEngine());
   p.execute(stream, args);
   stream.wait();
