@@ -25,19 +25,24 @@ inline const dnnl::engine& OneDnnCpuEngine() {
 inline int OneDnnTeamSize() { return omp_in_parallel() ? 1 : omp_get_max_threads(); }
 
 /// An empty region on the calling thread's team, measured for the team
-/// monitor like the regions of our own kernels. A primitive's threads report
-/// nothing, and a prefill graph is mostly products: a worker that another
-/// process keeps off its core stalled product after product unseen (GPT-2's
-/// prefill on two threads with a busy core ran at 0.7× the speed of one once
-/// its weights were packed, as no region of ours ran inside its products any
-/// more). Costs one fork and join, microseconds against a product's
+/// monitor like the regions of our own kernels, each thread also reporting
+/// how long it waited for its core since its last probe (the product before
+/// this one). A primitive's threads report nothing, and a prefill graph is
+/// mostly products: a worker that another process keeps off its core stalled
+/// product after product unseen (GPT-2's prefill on two threads with a busy
+/// core ran at 0.7× the speed of one once its weights were packed, as no
+/// region of ours ran inside its products any more). Costs one fork and join
+/// and a read of /proc per thread, microseconds against a product's
 /// milliseconds.
 inline void ProbeTeamBeforeProduct() {
   const int team = OneDnnTeamSize();
   if (team <= 1) return;
   WorkerStartProbe probe;
 #pragma omp parallel num_threads(team)
-  probe.Arrive();
+  {
+    probe.Arrive();
+    probe.Waited(RunQueueWaitSinceLastProbeNs());
+  }
 }
 
 /// Runs a primitive on the calling thread's team and waits for it. Its

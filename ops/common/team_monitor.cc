@@ -4,6 +4,11 @@
 #include <atomic>
 #include <chrono>
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdlib>
+
 namespace attune {
 namespace {
 
@@ -55,6 +60,23 @@ void ReportWorkerStartLag(int64_t lag_ns) {
   const int64_t pause = pause_ns.load(std::memory_order_relaxed);
   solo_until_ns.store(now + pause, std::memory_order_relaxed);
   pause_ns.store(std::min(2 * pause, kLongestPauseNs), std::memory_order_relaxed);
+}
+
+int64_t RunQueueWaitSinceLastProbeNs() {
+  // The thread's own schedstat file, opened once: "<on cpu ns> <waiting ns> <slices>".
+  thread_local const int fd = ::open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+  thread_local int64_t last_wait_ns = -1;
+  if (fd < 0) return 0;
+  char text[96];
+  const ssize_t n = ::pread(fd, text, sizeof(text) - 1, 0);
+  if (n <= 0) return 0;
+  text[n] = '\0';
+  char* end = nullptr;
+  std::strtoll(text, &end, 10);  // time on a core
+  const int64_t wait_ns = std::strtoll(end, nullptr, 10);
+  const int64_t since = last_wait_ns < 0 ? 0 : wait_ns - last_wait_ns;
+  last_wait_ns = wait_ns;
+  return std::max<int64_t>(since, 0);
 }
 
 bool WorkersMayBeAsleep(int64_t fork_ns) {

@@ -1,12 +1,17 @@
 // Two late worker starts close together (a stall) send runs to one thread for
 // a pause that doubles with every stall (one on-time region does not reset
-// it); one late start alone does not; a probe reports its latest arrival;
+// it); one late start alone does not; a probe reports its latest arrival, or
+// a worker's wait for its core when that is longer (measured from the
+// kernel's run delay);
 // while paused, ParallelForRange runs on the calling thread; a oneDNN product
 // counts as a region.
 #include "ops/common/team_monitor.h"
 
 #include <omp.h>
+#include <sched.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <thread>
 #include <vector>
@@ -88,6 +93,59 @@ TEST_F(TeamMonitorTest, ProbeReportsTheLatestArrival) {
     probe.Arrive();  // a worker the scheduler kept waiting, twice
   }
   EXPECT_EQ(TeamStallCount(), before + 1);
+}
+
+// A worker that started on time but waited for its core since its last
+// probe (another process took it in the middle of a product) is late too.
+TEST_F(TeamMonitorTest, AWorkerThatWaitedForItsCoreIsLateThoughItStartedOnTime) {
+  const int64_t before = TeamStallCount();
+  {
+    WorkerStartProbe probe;
+    probe.Arrive();
+    probe.Waited(kLateWorkerStartNs / 2);  // a short wait: not late
+  }
+  EXPECT_EQ(TeamStallCount(), before);
+  for (int region = 0; region < 2; ++region) {
+    WorkerStartProbe probe;
+    probe.Arrive();
+    probe.Waited(4 * kLateWorkerStartNs);
+  }
+  EXPECT_EQ(TeamStallCount(), before + 1);
+  EXPECT_EQ(EffectiveThreads(2), 1);
+}
+
+// Three threads spinning on one core: each waits for it about two thirds of
+// the time, and the calling thread's wait is what it reports.
+TEST(RunQueueWait, ThreadsSharingOneCoreWaitForIt) {
+  if (access("/proc/thread-self/schedstat", R_OK) != 0) GTEST_SKIP() << "this kernel does not report run delays";
+  cpu_set_t before;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(before), &before), 0);
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(sched_getcpu(), &one);
+  if (sched_setaffinity(0, sizeof(one), &one) != 0) GTEST_SKIP() << "threads cannot be pinned here";
+  RunQueueWaitSinceLastProbeNs();  // the baseline
+  std::atomic<bool> stop{false};
+  auto spin_for = [](std::chrono::milliseconds ms) {
+    const auto end = std::chrono::steady_clock::now() + ms;
+    while (std::chrono::steady_clock::now() < end) {
+    }
+  };
+  std::vector<std::thread> rivals;
+  for (int i = 0; i < 2; ++i)
+    rivals.emplace_back([&] {
+      sched_setaffinity(0, sizeof(one), &one);
+      while (!stop.load(std::memory_order_relaxed)) {
+      }
+    });
+  spin_for(std::chrono::milliseconds(90));
+  const int64_t waited = RunQueueWaitSinceLastProbeNs();
+  stop = true;
+  for (std::thread& t : rivals) t.join();
+  sched_setaffinity(0, sizeof(before), &before);
+  EXPECT_GT(waited, 10'000'000) << "ns waited for the core in 90 ms shared three ways";
+  spin_for(std::chrono::milliseconds(5));
+  EXPECT_LT(RunQueueWaitSinceLastProbeNs(), 5'000'000) << "the wait is counted from the last call";
 }
 
 // The first region after the team sat idle may wake sleeping workers, which
