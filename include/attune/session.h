@@ -145,6 +145,7 @@ class ATTUNE_API Session {
   absl::Status CheckCacheBuffer(const std::string& past, const std::string& present) const;
 
   /// Writes the optimised graph as an ONNX model (fused attention as ONNX Attention where expressible).
+  /// Weights the session holds packed are written as the model had them, unpacked one at a time.
   absl::Status SaveOptimizedModel(const std::string& path) const;
 
  private:
