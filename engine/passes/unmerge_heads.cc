@@ -39,9 +39,11 @@
 // (B*H*x*X elements where B*H*x*y are wanted) and keeps every element where
 // it was, whatever X is at run time, empty tensors included; the attention
 // fusion reads it as a mask step.
-// Every value inside a region, the merged ones included, is read by the region
-// alone and is no graph output; otherwise the graph is left as it is. The split's output keeps its name when
-// it is a graph output (it becomes an Identity of the 4-D result).
+// Every value the region computes is read by the region alone and is no graph
+// output; otherwise the graph is left as it is. A merged value may have other
+// readers (BLOOM's presents are its merged keys and values): the region reads
+// its 4-D form and the merge stays for them. The split's output keeps its name
+// when it is a graph output (it becomes an Identity of the 4-D result).
 #include <optional>
 #include <unordered_map>
 #include <vector>
@@ -85,10 +87,13 @@ class RegionPlan {
   // Plans `v` (3-D, read once, inside the region) on its 4-D form.
   bool Lift(Value* v) {
     const SymbolicShape* shape = ShapeOfRank(v, 3);
-    if (shape == nullptr || !((*shape)[0] == heads_.merged) || !ReadOnceInside(v)) return false;
+    if (shape == nullptr || !((*shape)[0] == heads_.merged)) return false;
     if (leaves_.contains(v) || planned_.contains(v)) return false;  // read twice: not once
     Node* p = v->producer();
     if (p == nullptr || !p->domain().empty() || p->num_outputs() < 1 || p->output(0) != v) return false;
+    // A merged value may have readers outside the region (BLOOM returns its
+    // merged keys and values as the presents): the region reads its 4-D form,
+    // and the merge stays for them.
     if (IsMerge(*p, *shape)) {
       leaves_[v] = Leaf{p->input(0), -1, nullptr};
       return true;
@@ -102,6 +107,7 @@ class RegionPlan {
       return true;
     }
     NoteOtherOrder(*p, *shape);
+    if (!ReadOnceInside(v)) return false;  // computed for another reader: left whole
     std::vector<bool> lifted(p->num_inputs(), false);
     const std::string& op = p->op_type();
     if (op == "Softmax" || op == "LogSoftmax") {

@@ -22,6 +22,7 @@ struct BlockOptions {
   bool scores_split_hb = false;    // scores viewed back as (H, B, T, S)
   bool probs_also_output = false;  // the 3-D softmax output is a graph output too
   bool merged_q_read_twice = false;  // the merged Q is also read by a Relu graph output
+  bool merged_kv_outputs = false;    // the merged K and V are graph outputs too (BLOOM's presents)
   int64_t softmax_axis = -1;       // 0 means: no axis attribute
   bool bias_merged = false;        // scores + a (B*H, 1, S) bias merged from (B, H, 1, S)
   bool bias_unmerged = false;      // scores + a (B*H, 1, S) graph input
@@ -69,6 +70,10 @@ std::unique_ptr<Graph> BmmBlock(const BlockOptions& o, int opset = 17) {
   b.Output(out);
   if (o.probs_also_output) b.Output(p);
   if (o.merged_q_read_twice) b.Output(b.Node("Relu", {q3}));
+  if (o.merged_kv_outputs) {
+    b.Output(k3);
+    b.Output(v3);
+  }
   return BuildWithShapes(b, *MakeShapeInferencePass());
 }
 
@@ -198,10 +203,28 @@ TEST(CanonUnmergeHeads, LeavesRegionsWithAnotherReader) {
     EXPECT_EQ(BatchMergedMatMuls(*graph), 1);  // the softmax output is read outside: P·V stays
     EXPECT_EQ(RankOf(graph->outputs()[1]), 3);
   }
+}
+
+// BLOOM returns its merged keys and values as presents: a merged value read
+// outside the region is lifted all the same, and its merge stays for the
+// other reader, which still sees the 3-D value.
+TEST(CanonUnmergeHeads, LiftsAMergedValueThatIsAlsoReadOutside) {
   {
     auto graph = BmmBlock({.merged_q_read_twice = true});
-    RunAndCompare(*graph);
-    EXPECT_EQ(BatchMergedMatMuls(*graph), 1);  // the merged Q is read by the Relu: Q·Kᵀ stays
+    EXPECT_TRUE(RunAndCompare(*graph));
+    EXPECT_EQ(BatchMergedMatMuls(*graph), 0);
+    EXPECT_EQ(RankOf(graph->outputs()[1]), 3);  // Relu(merged Q)
+    const Node* relu = graph->outputs()[1]->producer();
+    ASSERT_NE(relu, nullptr);
+    EXPECT_EQ(RankOf(relu->input(0)), 3);
+  }
+  {
+    auto graph = BmmBlock({.merged_kv_outputs = true});
+    EXPECT_TRUE(RunAndCompare(*graph));
+    EXPECT_EQ(BatchMergedMatMuls(*graph), 0);
+    ASSERT_EQ(graph->outputs().size(), 3u);
+    EXPECT_EQ(RankOf(graph->outputs()[1]), 3);  // the merged K, still the merge's output
+    EXPECT_EQ(RankOf(graph->outputs()[2]), 3);
   }
 }
 
