@@ -12,6 +12,7 @@ presents of a real prefix)."""
 import numpy as np
 import torch
 
+import hf_bloom
 import hf_clip
 import hf_distilbert
 import hf_falcon
@@ -32,7 +33,7 @@ GPTJ_ROTARY_DIM = 8     # rotary on the first 8 of each head's 16 features (GPT-
 NEO_WINDOW = 8          # GPT-Neo's window_size; max_position_embeddings is CTX
 NEOX_ROTARY_PCT = 0.25  # GPT-NeoX rotary_pct (Pythia's): rotary on the first 4 of each head's 16 features
 PHI_ROTARY = 0.4        # Phi's partial_rotary_factor (phi-2's): int(0.4 * 16) = the first 6 features
-GPTJ_T, FALCON_T, DISTILBERT_T, NEO_T, CLIP_T, NANO_T = 11, 13, 12, 20, 14, 10
+GPTJ_T, FALCON_T, DISTILBERT_T, NEO_T, CLIP_T, NANO_T, BLOOM_T = 11, 13, 12, 20, 14, 10, 9
 SHAPE = f"vocab {VOCAB}, d_model {D_MODEL}, {HEADS} heads of {HEAD_DIM}, {LAYERS} layers, context {CTX}"
 
 
@@ -99,6 +100,16 @@ DECODER_AXES = {"input_ids": SEQ, "attention_mask": SEQ, "logits": SEQ}
 ENCODER_AXES = {"input_ids": SEQ, "attention_mask": SEQ, "last_hidden_state": SEQ}
 IDS_MASK = ["input_ids", "attention_mask"]
 
+BLOOM = (f"BLOOM as Hugging Face writes it (modeling_bloom 4.30-4.36, eager, use_cache): {SHAPE}; ALiBi from the "
+         "attention_mask (slopes times (cumsum(mask) - 1) * mask, reshaped (B * H, 1, S)); one query_key_value "
+         "viewed (B, T, H, 3, D), heads merged into the batch: q (B * H, T, D), k permuted to (B * H, D, T), "
+         "v (B * H, T, D), returned as the presents; alibi.baddbmm(q, k, alpha=1/sqrt(D)) viewed (B, H, T, S), "
+         "masked_fill with the bool causal mask (torch.empty with slice assignment) OR ~attention_mask, "
+         "finfo.min; softmax in float32, viewed (B * H, T, S), bmm with v; tanh GELU, lm_head tied to the "
+         "word embeddings")
+BLOOM_PRESENTS = [f"present.{i}.{kind}" for i in range(LAYERS) for kind in ("key", "value")]
+BLOOM_AXES = dict(DECODER_AXES, **{f"present.{i}.key": {0: "batch_x_heads", 2: "seq"} for i in range(LAYERS)},
+                  **{f"present.{i}.value": {0: "batch_x_heads", 1: "seq"} for i in range(LAYERS)})
 GPTJ = (f"GPT-J as Hugging Face writes it (modeling_gptj 4.30-4.40, eager): {SHAPE}; rotary on the first "
         f"{GPTJ_ROTARY_DIM} features of each head from the sinusoid table gathered by position_ids, sin and cos "
         "repeat_interleave'd by 2, rotate_every_two (stack((-x[..., 1::2], x[..., ::2]), -1).flatten(-2)); "
@@ -188,6 +199,14 @@ SPECS = [
               make_inputs=decoder_inputs(FALCON_T), input_names=IDS_MASK, output_names=["logits"],
               dynamic_axes=DECODER_AXES, attention_blocks=blocks("causal+padding", "causal+padding", kv_heads=1),
               expected_fusions=LAYERS, seed=102, save_model=tie_lm_head, write=export_with_empty_cache),
+    ModelSpec(name="hf_bloom_prefill",
+              description=f"{BLOOM}. input_ids and attention_mask (B, T) in; logits and each layer's presents out: "
+              f"keys (B * {HEADS}, {HEAD_DIM}, T) and values (B * {HEADS}, T, {HEAD_DIM}), the merged tensors "
+              f"the attention reads. Sample: T {BLOOM_T}, batch row 1 left-padded by {LEFT_PAD}.",
+              build=lambda: hf_bloom.BloomForCausalLM(VOCAB, D_MODEL, HEADS, LAYERS),
+              make_inputs=decoder_inputs(BLOOM_T), input_names=IDS_MASK, output_names=["logits"] + BLOOM_PRESENTS,
+              dynamic_axes=BLOOM_AXES, attention_blocks=blocks("causal+padding+bias", "causal+padding+bias"),
+              expected_fusions=LAYERS, seed=109, save_model=tie_lm_head),
     ModelSpec(name="hf_distilbert",
               description=f"{DISTILBERT}. input_ids and attention_mask (B, T) in, last_hidden_state out. Sample: "
               f"T {DISTILBERT_T}, batch row 1 right-padded by {RIGHT_PAD} (pad id 0).",
