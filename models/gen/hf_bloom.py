@@ -12,24 +12,14 @@ The forms an export of the real thing carries, each kept here:
 - presents: the merged k and v themselves, returned as graph outputs;
 - alibi.baddbmm(q, k, beta=1, alpha=1/sqrt(D)) viewed (B, H, T, S), masked_fill(mask, finfo.min),
   softmax in float32, viewed (B * H, T, S), bmm with v, _merge_heads, dense; dropout_add residuals;
-- the tanh GELU of bloom_gelu, LayerNorm eps 1e-5, lm_head tied to the word embeddings.
+- the tanh GELU of bloom_gelu, LayerNorm eps 1e-5, lm_head tied to the word embeddings, drawn N(0, 0.02)
+  as _init_weights does.
 """
-import math
-
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-
-def build_alibi_tensor(attention_mask, num_heads, dtype):
-    batch_size, seq_length = attention_mask.shape
-    closest_power_of_2 = 2 ** math.floor(math.log2(num_heads))
-    base = torch.tensor(2 ** (-(2 ** -(math.log2(closest_power_of_2) - 3))), dtype=torch.float32)
-    powers = torch.arange(1, 1 + closest_power_of_2, dtype=torch.int32)
-    slopes = torch.pow(base, powers)
-    arange_tensor = ((attention_mask.cumsum(dim=-1) - 1) * attention_mask)[:, None, :]
-    alibi = slopes[..., None] * arange_tensor
-    return alibi.reshape(batch_size * num_heads, 1, seq_length).to(dtype)
+import forms_bias
 
 
 def make_causal_mask(input_ids_shape, past_key_values_length):
@@ -52,28 +42,9 @@ def bloom_gelu(x):
     return x * 0.5 * (1.0 + torch.tanh(0.79788456 * x * (1 + 0.044715 * x * x)))
 
 
-class BloomAttention(nn.Module):
-    def __init__(self, hidden_size, num_heads):
-        super().__init__()
-        self.num_heads = num_heads
-        self.head_dim = hidden_size // num_heads
-        self.inv_norm_factor = 1.0 / math.sqrt(self.head_dim)
-        self.beta = 1.0
-        self.query_key_value = nn.Linear(hidden_size, 3 * hidden_size, bias=True)
-        self.dense = nn.Linear(hidden_size, hidden_size)
-        self.attention_dropout = nn.Dropout(0.0)
-
-    def _split_heads(self, fused_qkv):
-        batch_size, seq_length, _ = fused_qkv.shape
-        fused_qkv = fused_qkv.view(batch_size, seq_length, self.num_heads, 3, self.head_dim)
-        return fused_qkv[..., 0, :], fused_qkv[..., 1, :], fused_qkv[..., 2, :]
-
-    def _merge_heads(self, x):
-        batch_size_and_num_heads, seq_length, _ = x.shape
-        batch_size = batch_size_and_num_heads // self.num_heads
-        x = x.view(batch_size, self.num_heads, seq_length, self.head_dim)
-        x = x.permute(0, 2, 1, 3)
-        return x.reshape(batch_size, seq_length, self.num_heads * self.head_dim)
+class BloomAttention(forms_bias.BloomAttention):
+    """The attention of forms_bias (its projections and head split and merge), given the model's ALiBi
+    and mask, returning the merged keys and values as its cache."""
 
     def forward(self, hidden_states, residual, alibi, attention_mask):
         fused_qkv = self.query_key_value(hidden_states)
@@ -90,7 +61,6 @@ class BloomAttention(nn.Module):
         input_dtype = attention_scores.dtype
         attn_weights = torch.masked_fill(attention_scores, attention_mask, torch.finfo(attention_scores.dtype).min)
         attention_probs = F.softmax(attn_weights, dim=-1, dtype=torch.float32).to(input_dtype)
-        attention_probs = self.attention_dropout(attention_probs)
         attention_probs_reshaped = attention_probs.view(batch_size * self.num_heads, q_length, kv_length)
         context_layer = torch.bmm(attention_probs_reshaped, value_layer)
         context_layer = self._merge_heads(context_layer)
@@ -126,11 +96,13 @@ class BloomForCausalLM(nn.Module):
         self.ln_f = nn.LayerNorm(hidden_size, eps=1e-5)
         self.lm_head = nn.Linear(hidden_size, vocab, bias=False)
         self.lm_head.weight = self.word_embeddings.weight
+        with torch.no_grad():  # as _init_weights: the tied logits stay O(1)
+            self.word_embeddings.weight.normal_(0.0, 0.02)
 
     def forward(self, input_ids, attention_mask):
         batch_size, seq_length = input_ids.shape
         hidden_states = self.word_embeddings_layernorm(self.word_embeddings(input_ids))
-        alibi = build_alibi_tensor(attention_mask, self.num_heads, dtype=hidden_states.dtype)
+        alibi = forms_bias.build_alibi_tensor(attention_mask, self.num_heads, dtype=hidden_states.dtype)
         causal_mask = make_causal_mask((batch_size, seq_length), 0) | expand_mask(attention_mask, seq_length)
         presents = []
         for block in self.h:
