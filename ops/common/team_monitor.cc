@@ -73,6 +73,7 @@ int64_t RunQueueWaitSinceLastProbeNs() {
   text[n] = '\0';
   char* end = nullptr;
   std::strtoll(text, &end, 10);  // time on a core
+  if (end == text) return 0;     // not the three numbers expected
   const int64_t wait_ns = std::strtoll(end, nullptr, 10);
   const int64_t since = last_wait_ns < 0 ? 0 : wait_ns - last_wait_ns;
   last_wait_ns = wait_ns;

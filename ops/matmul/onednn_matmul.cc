@@ -154,7 +154,7 @@ struct PackedWeights final : ConstantHolder {
   int64_t k = 0, n = 0;
   bool transposed = false;  // the constant was stored [N, K]
   bool scaled = false;      // alpha is folded in: the constant cannot be restored exactly
-  memory data;              // in `md`, oneDNN's layout
+  memory data;              // in the layout oneDNN chose for K x N (its own desc)
 
   absl::StatusOr<Tensor> Restore() const override {
     if (scaled) return absl::FailedPreconditionError("packed weights with a folded scale cannot be restored");
