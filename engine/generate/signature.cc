@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/common/escape.h"
@@ -97,8 +98,18 @@ const TensorInfo* Find(const std::vector<TensorInfo>& infos, const std::string& 
 int SeqAxis(const TensorInfo* past, const TensorInfo& present) {
   const int rank = present.has_shape ? static_cast<int>(present.shape.size()) : 4;
   if (past != nullptr && past->has_shape && present.has_shape && past->shape.size() == present.shape.size()) {
-    // A symbolic length (past_seq -> total_seq) first; a static size that
-    // differs is a wrong pairing unless nothing else grows.
+    // A length that grows by the new tokens (past_seq -> past_seq+seq)
+    // first: BLOOM's present (batch*heads, D, past+seq) names its batch dim
+    // apart from the past's too. Then any symbolic length (past_seq ->
+    // total_seq); a static size that differs is a wrong pairing unless
+    // nothing else grows.
+    for (int d = 0; d < rank; ++d) {
+      if (d >= static_cast<int>(past->shape_symbols.size()) || d >= static_cast<int>(present.shape_symbols.size()))
+        break;
+      const std::string& was = past->shape_symbols[d];
+      const std::string& is = present.shape_symbols[d];
+      if (!was.empty() && is.size() > was.size() && absl::StrContains(is, was)) return d;
+    }
     for (int d = 0; d < rank; ++d)
       if ((past->shape[d] < 0 || present.shape[d] < 0) &&
           (past->shape[d] != present.shape[d] || past->shape_symbols[d] != present.shape_symbols[d]))

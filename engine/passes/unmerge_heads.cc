@@ -87,10 +87,17 @@ class RegionPlan {
   // Plans `v` (3-D, read once, inside the region) on its 4-D form.
   bool Lift(Value* v) {
     const SymbolicShape* shape = ShapeOfRank(v, 3);
-    if (shape == nullptr || !((*shape)[0] == heads_.merged)) return false;
+    if (shape == nullptr) return false;
     if (leaves_.contains(v) || planned_.contains(v)) return false;  // read twice: not once
     Node* p = v->producer();
     if (p == nullptr || !p->domain().empty() || p->num_outputs() < 1 || p->output(0) != v) return false;
+    // BLOOM's KV cache: the merged past (a graph input of its own batch dim)
+    // joined to the merged new keys or values; the result is the present.
+    if (const Value* source = ConcatWithMerge(*p); source != nullptr) {
+      leaves_[v] = Leaf{v, -1, nullptr, source};
+      return true;
+    }
+    if (!((*shape)[0] == heads_.merged)) return false;
     // A merged value may have readers outside the region (BLOOM returns its
     // merged keys and values as the presents): the region reads its 4-D form,
     // and the merge stays for them.
@@ -158,10 +165,13 @@ class RegionPlan {
   // rank-3 (B, H, y) merged to (B*H, 1, y) (axis 2) or (B*H, y, 1) (axis 3),
   // or (with `view_of`, the merge) `input` viewed to (B, H, x, y) where its
   // last dim is not proven y.
+  // Or (with `heads_of`) a Concat's result viewed to (B, H, x, y) with the
+  // B and H of `heads_of`, the 4-D source of one of its merged inputs.
   struct Leaf {
     Value* input;
     int unsqueeze_axis;
     const Node* view_of;
+    const Value* heads_of = nullptr;
   };
   const std::unordered_map<Value*, Leaf>& leaves() const { return leaves_; }
 
@@ -188,6 +198,27 @@ class RegionPlan {
     return in != nullptr && target != nullptr && (*target)[0].is_known() && (*target)[0].value() == 3 &&
            merge.input(1)->type() == ElementType::kInt64 && (*in)[0] == heads_.batch && (*in)[1] == heads_.heads &&
            (*in)[2] == shape[1] && !shape[2].is_unknown() && !((*in)[3] == shape[2]);
+  }
+
+  // A Concat of 3-D values on axis 1 or 2 of which one is a merge of this
+  // region's (B, H): the 4-D source of that merge, else null. Viewing the
+  // Concat's result as (B, H, x, y) is exact however the other inputs were
+  // made: the Concat succeeded only if every input has the merge's first dim
+  // B*H, so the view relabels its elements, empty ones included, and where
+  // the Concat fails the view is never reached. The Concat itself stays (it
+  // is BLOOM's present), so a past of another batch still fails there.
+  const Value* ConcatWithMerge(const Node& concat) const {
+    if (concat.op_type() != "Concat" || graph_.OpsetFor("") < 14) return nullptr;  // the view needs allowzero
+    auto axis = concat.attributes().GetInt("axis");
+    if (!axis.ok() || !(*axis == 1 || *axis == 2 || *axis == -1 || *axis == -2)) return nullptr;
+    for (int i = 0; i < concat.num_inputs(); ++i) {
+      const Value* in = concat.input(i);
+      const SymbolicShape* s = ShapeOfRank(in, 3);
+      if (s == nullptr || ShapeOfRank(concat.output(0), 3) == nullptr || !((*s)[0] == heads_.merged)) continue;
+      const Node* merge = in->producer();
+      if (merge != nullptr && merge->domain().empty() && IsMerge(*merge, *s)) return merge->input(0);
+    }
+    return nullptr;
   }
 
   // BLOOM's ALiBi bias: slopes (H, 1) times positions (B, 1, S) give (B, H, S),
@@ -274,6 +305,8 @@ class UnmergeHeadsPass final : public Pass {
         if (!plan.other_order().empty()) Report(context, split->name(), plan.other_order());
         continue;
       }
+      // The split of a Concat's view is that view already.
+      if (plan.steps().empty() && plan.leaves().at(merged).heads_of != nullptr) continue;
       Value* result = Build(graph, plan, *heads, merged);
       ReplaceOutputWith(graph, split, result);
       changed = true;
@@ -330,11 +363,43 @@ class UnmergeHeadsPass final : public Pass {
     return out;
   }
 
+  // Reshape(input, Concat(Shape(heads_of)[0, 1], Shape(input)[1, 2])) with
+  // allowzero 1: the 3-D input as (B, H, x, y), its two last dims kept, every
+  // dim read at run time (a zero is a zero, not a copied dim).
+  static Value* ViewedWithHeads(Graph& graph, const RegionPlan::Leaf& leaf, const Heads& heads) {
+    const std::string base = leaf.input->name() + "/unmerged_view";
+    auto dims_of = [&](const Value* of, const std::vector<int64_t>& which, const std::string& name) {
+      Value* shape = graph.AddValue(name + "_shape", ElementType::kInt64,
+                                    SymbolicShape{Dim::Known(static_cast<int64_t>(of->shape()->size()))});
+      graph.AddNode("Shape", "", graph.UniqueName(name + "_shape"), {const_cast<Value*>(of)}, {shape});
+      Value* at = graph.AddConstant(name + "_index", Int64Vector(which));
+      Value* dims = graph.AddValue(name, ElementType::kInt64, SymbolicShape{Dim::Known(2)});
+      Attributes gather;
+      gather.Set("axis", int64_t{0});
+      graph.AddNode("Gather", "", graph.UniqueName(name), {shape, at}, {dims}, std::move(gather));
+      return dims;
+    };
+    Value* batch_heads = dims_of(leaf.heads_of, {0, 1}, base + "_heads");
+    Value* rows_cols = dims_of(leaf.input, {1, 2}, base + "_rows_cols");
+    Value* target = graph.AddValue(base + "_target", ElementType::kInt64, SymbolicShape{Dim::Known(4)});
+    Attributes concat;
+    concat.Set("axis", int64_t{0});
+    graph.AddNode("Concat", "", graph.UniqueName(base + "_target"), {batch_heads, rows_cols}, {target},
+                  std::move(concat));
+    const SymbolicShape& in = *leaf.input->shape();
+    Value* out = graph.AddValue(base, leaf.input->type(), SymbolicShape{heads.batch, heads.heads, in[1], in[2]});
+    Attributes reshape;
+    reshape.Set("allowzero", int64_t{1});
+    graph.AddNode("Reshape", "", graph.UniqueName(base), {leaf.input, target}, {out}, std::move(reshape));
+    return out;
+  }
+
   // Adds the 4-D ops of the region; returns the 4-D form of `root`.
   static Value* Build(Graph& graph, const RegionPlan& plan, const Heads& heads, Value* root) {
     std::unordered_map<Value*, Value*> lifted;
     for (const auto& [merged, leaf] : plan.leaves())
-      lifted[merged] = leaf.view_of != nullptr ? Viewed(graph, leaf, *merged)
+      lifted[merged] = leaf.heads_of != nullptr  ? ViewedWithHeads(graph, leaf, heads)
+                       : leaf.view_of != nullptr ? Viewed(graph, leaf, *merged)
                        : leaf.unsqueeze_axis < 0   ? leaf.input
                                                    : Unsqueezed(graph, leaf, *merged);
     for (const Step& step : plan.steps()) {

@@ -34,6 +34,26 @@ std::set<std::string> SymbolsOf(const Dim& dim) {
   return out;
 }
 
+namespace {
+void AddNamedAtoms(const DimExpr& e, std::set<std::string>& out) {
+  for (const auto& [factors, coefficient] : e.terms())
+    for (const DimAtom& atom : factors) {
+      if (!atom.is_min()) {
+        out.insert(atom.text());
+        continue;
+      }
+      AddNamedAtoms(atom.min_first(), out);
+      AddNamedAtoms(atom.min_second(), out);
+    }
+}
+}  // namespace
+
+std::set<std::string> NamedSymbolsOf(const Dim& dim) {
+  std::set<std::string> out;
+  if (const DimExpr* e = dim.expr()) AddNamedAtoms(*e, out);
+  return out;
+}
+
 bool IsPlainSymbol(const Dim& dim) {
   const DimAtom* atom = dim.expr() != nullptr ? dim.expr()->single_atom() : nullptr;
   return atom != nullptr && atom->is_identifier();

@@ -33,6 +33,9 @@ class DimBinding {
 /// The atoms a dim's expression is made of, by the names a binding knows them
 /// by: "past+seq" -> {past, seq}, "batch*(min(64,seq))" -> {batch, min(64,seq)}.
 std::set<std::string> SymbolsOf(const Dim& dim);
+/// The names a dim's value follows from, looking inside minimums (whose value
+/// is computed from their arguments): "min(64,seq)+past" -> {past, seq}.
+std::set<std::string> NamedSymbolsOf(const Dim& dim);
 /// True when the dim is one bare identifier ("seq"), not an expression.
 bool IsPlainSymbol(const Dim& dim);
 

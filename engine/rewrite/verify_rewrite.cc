@@ -42,6 +42,42 @@ int64_t SizeFor(const std::string& symbol, const Sizes& sizes) {
   return sizes.other;
 }
 
+// Input symbols a Concat ties to an expression of other dims: it runs only
+// when every input has the same dims off its axis, so BLOOM's past keys
+// (batch_x_heads, D, past) joined to merged new keys (4*batch, D, seq) need
+// batch_x_heads = 4*batch. Sizing the symbol by the expression gives inputs
+// the graph runs at, where sizing each symbol alone would not.
+std::vector<std::pair<std::string, Dim>> ConcatTiedSymbols(const Graph& graph) {
+  std::set<std::string> input_symbols;
+  for (const Value* in : graph.inputs())
+    if (in->shape().has_value())
+      for (const Dim& d : *in->shape())
+        if (IsPlainSymbol(d)) input_symbols.insert(d.symbol());
+  std::vector<std::pair<std::string, Dim>> tied;
+  std::set<std::string> seen;
+  for (const Node* n : graph.nodes()) {
+    if (!n->domain().empty() || n->op_type() != "Concat" || n->num_inputs() < 2) continue;
+    auto axis = n->attributes().GetInt("axis");
+    const Value* first = n->input(0);
+    if (!axis.ok() || first == nullptr || !first->shape().has_value()) continue;
+    const int64_t rank = static_cast<int64_t>(first->shape()->size());
+    for (int64_t d = 0; d < rank; ++d) {
+      if (d == *axis || d == *axis + rank) continue;
+      std::optional<std::string> symbol;
+      std::optional<Dim> expression;
+      for (const Value* in : n->inputs()) {
+        if (in == nullptr || !in->shape().has_value() || static_cast<int64_t>(in->shape()->size()) != rank) continue;
+        const Dim& dim = (*in->shape())[d];
+        if (IsPlainSymbol(dim) && input_symbols.contains(dim.symbol())) symbol = dim.symbol();
+        else if (dim.is_symbol() && !IsPlainSymbol(dim)) expression = dim;
+      }
+      if (!symbol || !expression || SymbolsOf(*expression).contains(*symbol) || !seen.insert(*symbol).second) continue;
+      tied.emplace_back(*symbol, *expression);
+    }
+  }
+  return tied;
+}
+
 absl::StatusOr<Tensor> RandomInput(const Value& v, const DimBinding& binding, std::mt19937& rng,
                                    const ExecOptions& options) {
   if (!v.shape().has_value())
@@ -263,6 +299,7 @@ absl::StatusOr<VerifyErrors> VerifyRewritePlan(const Graph& graph, const Rewrite
 
   ASSIGN_OR_RETURN(std::unique_ptr<PreparedSubgraph> plan_a, evaluator.Prepare(*original, options));
   ASSIGN_OR_RETURN(std::unique_ptr<PreparedSubgraph> plan_b, evaluator.Prepare(*fused, options));
+  const std::vector<std::pair<std::string, Dim>> tied = ConcatTiedSymbols(graph);
   auto bind = [&](const Sizes& sizes, int64_t keys) {
     DimBinding binding;
     for (const std::string& s : padding_symbols) binding.Bind(s, keys);
@@ -272,6 +309,8 @@ absl::StatusOr<VerifyErrors> VerifyRewritePlan(const Graph& graph, const Rewrite
         for (const std::string& s : SymbolsOf(d))
           if (!binding.IsBound(s) && IsIdentifier(s)) binding.Bind(s, SizeFor(s, sizes));
     }
+    for (const auto& [symbol, expression] : tied)
+      if (auto value = binding.Evaluate(expression)) binding.Bind(symbol, *value);
     return binding;
   };
   // The graph's inputs, then one poison input per site: zeros, or `special` at `site`.

@@ -108,6 +108,11 @@ BLOOM = (f"BLOOM as Hugging Face writes it (modeling_bloom 4.30-4.36, eager, use
          "finfo.min; softmax in float32, viewed (B * H, T, S), bmm with v; tanh GELU, lm_head tied to the "
          "word embeddings")
 BLOOM_PRESENTS = [f"present.{i}.{kind}" for i in range(LAYERS) for kind in ("key", "value")]
+BLOOM_DECODE_AXES = dict(DECODER_AXES, attention_mask={0: "batch", 1: "total_seq"},
+                         **{f"past_key_values.{i}.key": {0: "batch_x_heads", 2: "past_seq"} for i in range(LAYERS)},
+                         **{f"past_key_values.{i}.value": {0: "batch_x_heads", 1: "past_seq"} for i in range(LAYERS)},
+                         **{f"present.{i}.key": {0: "batch_x_heads", 2: "total_seq"} for i in range(LAYERS)},
+                         **{f"present.{i}.value": {0: "batch_x_heads", 1: "total_seq"} for i in range(LAYERS)})
 BLOOM_AXES = dict(DECODER_AXES, **{f"present.{i}.key": {0: "batch_x_heads", 2: "seq"} for i in range(LAYERS)},
                   **{f"present.{i}.value": {0: "batch_x_heads", 1: "seq"} for i in range(LAYERS)})
 GPTJ = (f"GPT-J as Hugging Face writes it (modeling_gptj 4.30-4.40, eager): {SHAPE}; rotary on the first "
@@ -207,6 +212,18 @@ SPECS = [
               make_inputs=decoder_inputs(BLOOM_T), input_names=IDS_MASK, output_names=["logits"] + BLOOM_PRESENTS,
               dynamic_axes=BLOOM_AXES, attention_blocks=blocks("causal+padding+bias", "causal+padding+bias"),
               expected_fusions=LAYERS, seed=109, save_model=tie_lm_head),
+    ModelSpec(name="hf_bloom_decode",
+              description=f"{BLOOM}. input_ids and attention_mask (B, past + T), and each layer's merged past: "
+              f"keys (B * {HEADS}, {HEAD_DIM}, past) and values (B * {HEADS}, past, {HEAD_DIM}), declared with "
+              "their own batch symbol (batch_x_heads) and concatenated before the new keys (axis 2) and values "
+              "(axis 1), the Concats being the presents. The causal mask with its past part (mask[:, :past] = "
+              "False) and ALiBi over the whole attention_mask. "
+              f"Sample: past {PAST} (the presents of a real prefix, row 1 padded by {PAD}), T {NEW}.",
+              build=lambda: hf_bloom.BloomForCausalLM(VOCAB, D_MODEL, HEADS, LAYERS),
+              make_inputs=decode_inputs, input_names=IDS_MASK + KV_IN, output_names=["logits"] + BLOOM_PRESENTS,
+              dynamic_axes=BLOOM_DECODE_AXES,
+              attention_blocks=blocks("causal+padding+bias", "causal+padding+bias", past=False),
+              expected_fusions=LAYERS, seed=110, save_model=tie_lm_head, extra={"past_length": PAST}),
     ModelSpec(name="hf_distilbert",
               description=f"{DISTILBERT}. input_ids and attention_mask (B, T) in, last_hidden_state out. Sample: "
               f"T {DISTILBERT_T}, batch row 1 right-padded by {RIGHT_PAD} (pad id 0).",

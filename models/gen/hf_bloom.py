@@ -1,5 +1,7 @@
 """BLOOM written the way Hugging Face transformers writes it (modeling_bloom 4.30-4.36, eager), with its
-cache returned (use_cache=True): the prefill graph a generation export has.
+cache returned (use_cache=True): the prefill graph a generation export has, and, given the past keys and
+values, the decode graph (the merged past concatenated before the new keys and values, as BLOOM's
+layer_past: keys on axis 2, values on axis 1; the results are the presents).
 
 The forms an export of the real thing carries, each kept here:
 - word embeddings, then word_embeddings_layernorm; no position embeddings: ALiBi instead, built from the
@@ -46,13 +48,17 @@ class BloomAttention(forms_bias.BloomAttention):
     """The attention of forms_bias (its projections and head split and merge), given the model's ALiBi
     and mask, returning the merged keys and values as its cache."""
 
-    def forward(self, hidden_states, residual, alibi, attention_mask):
+    def forward(self, hidden_states, residual, alibi, attention_mask, layer_past=None):
         fused_qkv = self.query_key_value(hidden_states)
         (query_layer, key_layer, value_layer) = self._split_heads(fused_qkv)
         batch_size, q_length, _, _ = query_layer.shape
         query_layer = query_layer.transpose(1, 2).reshape(batch_size * self.num_heads, q_length, self.head_dim)
         key_layer = key_layer.permute(0, 2, 3, 1).reshape(batch_size * self.num_heads, self.head_dim, q_length)
         value_layer = value_layer.transpose(1, 2).reshape(batch_size * self.num_heads, q_length, self.head_dim)
+        if layer_past is not None:
+            past_key, past_value = layer_past
+            key_layer = torch.cat((past_key, key_layer), dim=2)
+            value_layer = torch.cat((past_value, value_layer), dim=1)
         _, _, kv_length = key_layer.shape
         present = (key_layer, value_layer)
         matmul_result = alibi.baddbmm(batch1=query_layer, batch2=key_layer, beta=self.beta,
@@ -76,16 +82,18 @@ class BloomBlock(nn.Module):
         self.dense_h_to_4h = nn.Linear(hidden_size, 4 * hidden_size)
         self.dense_4h_to_h = nn.Linear(4 * hidden_size, hidden_size)
 
-    def forward(self, hidden_states, alibi, attention_mask):
+    def forward(self, hidden_states, alibi, attention_mask, layer_past=None):
         layernorm_output = self.input_layernorm(hidden_states)
-        attention_output, present = self.self_attention(layernorm_output, hidden_states, alibi, attention_mask)
+        attention_output, present = self.self_attention(layernorm_output, hidden_states, alibi, attention_mask,
+                                                        layer_past)
         layernorm_output = self.post_attention_layernorm(attention_output)
         mlp = self.dense_4h_to_h(bloom_gelu(self.dense_h_to_4h(layernorm_output)))
         return attention_output + mlp, present
 
 
 class BloomForCausalLM(nn.Module):
-    """forward(input_ids, attention_mask) -> logits, present.0.key, present.0.value, ..."""
+    """forward(input_ids, attention_mask[, past.0.key, past.0.value, ...]) -> logits, present.0.key,
+    present.0.value, ..."""
 
     def __init__(self, vocab, hidden_size, num_heads, layers):
         super().__init__()
@@ -99,13 +107,16 @@ class BloomForCausalLM(nn.Module):
         with torch.no_grad():  # as _init_weights: the tied logits stay O(1)
             self.word_embeddings.weight.normal_(0.0, 0.02)
 
-    def forward(self, input_ids, attention_mask):
+    def forward(self, input_ids, attention_mask, *past_key_values):
         batch_size, seq_length = input_ids.shape
+        past = [tuple(past_key_values[i:i + 2]) for i in range(0, len(past_key_values), 2)] or [None] * len(self.h)
+        past_length = past[0][0].shape[2] if past[0] is not None else 0
         hidden_states = self.word_embeddings_layernorm(self.word_embeddings(input_ids))
         alibi = forms_bias.build_alibi_tensor(attention_mask, self.num_heads, dtype=hidden_states.dtype)
-        causal_mask = make_causal_mask((batch_size, seq_length), 0) | expand_mask(attention_mask, seq_length)
+        causal_mask = (make_causal_mask((batch_size, seq_length), past_length)
+                       | expand_mask(attention_mask, seq_length))
         presents = []
-        for block in self.h:
-            hidden_states, present = block(hidden_states, alibi, causal_mask)
+        for block, layer_past in zip(self.h, past):
+            hidden_states, present = block(hidden_states, alibi, causal_mask, layer_past)
             presents += list(present)
         return (self.lm_head(self.ln_f(hidden_states)), *presents)

@@ -104,6 +104,20 @@ TEST(SignatureTest, OneTensorPerLayerGrowsOnAxisThree) {
   EXPECT_EQ(s->cache[0].seq_axis, 3);
 }
 
+TEST(SignatureTest, BloomCacheGrowsOnTheAxisThatAddsTheTokens) {
+  // BLOOM: keys (B*H, D, past), values (B*H, past, D); the presents' first
+  // dim is named after the model's batch (4*batch), not the past's own symbol.
+  std::vector<TensorInfo> in = {Ids(), Info("past_key_values.0.key", ElementType::kFloat32, {"batch_x_heads", "16", "past_seq"}),
+                                Info("past_key_values.0.value", ElementType::kFloat32, {"batch_x_heads", "past_seq", "16"})};
+  std::vector<TensorInfo> out = {Logits(), Info("present.0.key", ElementType::kFloat32, {"4*batch", "16", "past_seq+seq"}),
+                                 Info("present.0.value", ElementType::kFloat32, {"4*batch", "past_seq+seq", "16"})};
+  auto s = FindSignature(in, out, nullptr, {}, true);
+  ASSERT_TRUE(s.ok()) << s.status();
+  ASSERT_EQ(s->cache.size(), 2u);
+  EXPECT_EQ(s->cache[0].seq_axis, 2);
+  EXPECT_EQ(s->cache[1].seq_axis, 1);
+}
+
 TEST(SignatureTest, NamesWithoutHintsPairByShape) {
   std::vector<TensorInfo> in = {Ids("tokens"), Kv("k_in_0", "a"), Kv("v_in_0", "a")};
   std::vector<TensorInfo> out = {Info("scores", ElementType::kFloat32, {"batch", "seq", "100"}), Kv("k_out_0", "b"),

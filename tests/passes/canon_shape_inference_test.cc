@@ -98,6 +98,29 @@ TEST(CanonShapeInference, ReshapeMinusOneThatCannotBeSolvedGetsAFreshSymbol) {
   EXPECT_EQ(ShapeOf(r), "[unk__r_out_0, 4]");
 }
 
+// The dims off a Concat's axis are equal whenever it succeeds, so the most
+// telling name is kept: BLOOM's past (batch_x_heads, D, past) joined to its
+// merged new keys (4*batch, D, seq) gives presents of 4*batch rows, the
+// batch the rest of the graph is proven in.
+TEST(CanonShapeInference, ConcatKeepsTheMostTellingDimOffTheAxis) {
+  GraphBuilder b;
+  Value* past = b.Input("past", kF32, Dims({"batch_x_heads", 16, "past"}));
+  Value* k4 = b.Input("k", kF32, Dims({"batch", 4, 16, "seq"}));
+  Value* seq = b.Node("Gather", {b.Node("Shape", {k4}), b.Constant("at", Int64s({3}))}, Attrs({{"axis", int64_t{0}}}));
+  Value* to = b.Node("Concat", {b.Constant("lead", Int64s({-1, 16})), seq}, Attrs({{"axis", int64_t{0}}}));
+  Value* merged = b.Node("Reshape", {k4, to});
+  Value* present = b.Node("Concat", {past, merged}, Attrs({{"axis", int64_t{2}}}));
+  Value* other = b.Input("other", kF32, Dims({"rows", 16, "seq"}));
+  Value* symbols = b.Node("Concat", {past, other}, Attrs({{"axis", int64_t{2}}}));
+  Value* fixed = b.Input("fixed", kF32, Dims({8, 16, "seq"}));
+  Value* number = b.Node("Concat", {merged, fixed, past}, Attrs({{"axis", int64_t{-1}}}));
+  Infer(b.graph());
+  EXPECT_EQ(ShapeOf(merged), "[4*batch, 16, seq]");
+  EXPECT_EQ(ShapeOf(present), "[4*batch, 16, past+seq]");
+  EXPECT_EQ(ShapeOf(symbols), "[batch_x_heads, 16, past+seq]");  // two names alike: the first
+  EXPECT_EQ(ShapeOf(number), "[8, 16, past+2*seq]");
+}
+
 TEST(CanonShapeInference, ConcatSplitSliceGather) {
   GraphBuilder b;
   Value* past = b.Input("past", kF32, Dims({"batch", 4, "past", 16}));

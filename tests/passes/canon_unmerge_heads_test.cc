@@ -327,5 +327,59 @@ TEST(CanonUnmergeHeads, ViewsAMergeWhoseKeyCountIsNotProven) {
   }
 }
 
+// BLOOM with its cache: the merged past keys (B*H, D, P) and values
+// (B*H, P, D), graph inputs with a batch dim of their own, are concatenated
+// to the merged new ones; the Concats are the presents. The region reads the
+// presents viewed as (B, H, ·, ·), and a past of another batch still fails
+// in the Concat, empty or not.
+TEST(CanonUnmergeHeads, ViewsTheCacheConcatOfMergedKeysAndValues) {
+  GraphBuilder b;
+  Value* q = b.Input("q", kF32, Dims({kB, kH, kT, kD}));
+  Value* k = b.Input("k", kF32, Dims({kB, kH, kT, kD}));
+  Value* v = b.Input("v", kF32, Dims({kB, kH, kT, kD}));
+  Value* past_k = b.Input("past_k", kF32, Dims({"batch_x_heads", kD, "past"}));
+  Value* past_v = b.Input("past_v", kF32, Dims({"batch_x_heads", "past", kD}));
+  Value* mask = b.Input("mask", kF32, Dims({kB, 1, kT, 1}));
+  Value* kt3 = ReshapeTo(b, b.Node("Transpose", {k}, Attrs({{"perm", std::vector<int64_t>{0, 1, 3, 2}}})), {kB * kH, kD, kT});
+  Value* present_k = b.Node("Concat", {past_k, kt3}, Attrs({{"axis", int64_t{2}}}));
+  Value* present_v = b.Node("Concat", {past_v, ReshapeTo(b, v, {kB * kH, kT, kD})}, Attrs({{"axis", int64_t{1}}}));
+  Value* s = b.Node("Mul", {b.Node("MatMul", {ReshapeTo(b, q, {kB * kH, kT, kD}), present_k}),
+                            b.Constant("alpha", ScalarOf<float>(0.5f))});
+  Value* masked = b.Node("Add", {ReshapeTo(b, s, {kB, kH, kT, -1}), mask});
+  Value* p = b.Node("Softmax", {ReshapeTo(b, masked, {kB * kH, kT, -1})}, Attrs({{"axis", int64_t{-1}}}));
+  b.Output(ReshapeTo(b, b.Node("MatMul", {p, present_v}), {kB, kH, kT, kD}));
+  b.Output(present_k);
+  b.Output(present_v);
+  auto graph = b.Build();
+  ASSERT_TRUE(RunPass(*MakeShapeInferencePass(), *graph).ok());
+  // The presents' batch dim is the merge's B*H, not the past's own symbol.
+  EXPECT_EQ((*present_k->shape())[0], Dim::Known(kB * kH));
+  auto original = graph->Clone();
+  auto changed = RunPass(*MakeUnmergeHeadsPass(), *graph);
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  EXPECT_TRUE(*changed);
+  EXPECT_EQ(BatchMergedMatMuls(*graph), 0);
+  EXPECT_EQ(CountOps(*graph, "Concat") - CountOps(*original, "Concat"), 2);  // the views' targets
+  for (int64_t past : {int64_t{0}, int64_t{3}}) {
+    for (int64_t batch_heads : {kB * kH, kB * kH + 1, int64_t{1}}) {
+      const std::vector<Tensor> inputs = {
+          PseudoRandom({kB, kH, kT, kD}, 1),         PseudoRandom({kB, kH, kT, kD}, 2),
+          PseudoRandom({kB, kH, kT, kD}, 3),         PseudoRandom({batch_heads, kD, past}, 4),
+          PseudoRandom({batch_heads, past, kD}, 5), PseudoRandom({kB, 1, kT, 1}, 6)};
+      auto before = RunGraph(*original, DefaultKernelRegistry(), inputs);
+      auto after = RunGraph(*graph, DefaultKernelRegistry(), inputs);
+      ASSERT_EQ(before.ok(), batch_heads == kB * kH) << before.status();
+      ASSERT_EQ(after.ok(), before.ok()) << "past " << past << ", batch*heads " << batch_heads;
+      if (!before.ok()) continue;
+      for (size_t i = 0; i < before->size(); ++i) {
+        EXPECT_EQ((*before)[i].shape(), (*after)[i].shape());
+        EXPECT_LT(MaxAbsDifference((*before)[i], (*after)[i]), 1e-6) << "output " << i << ", past " << past;
+      }
+    }
+  }
+  // A fixed point: the views of the presents are not split again.
+  EXPECT_FALSE(*RunPass(*MakeUnmergeHeadsPass(), *graph));
+}
+
 }  // namespace
 }  // namespace attune::testing

@@ -60,10 +60,13 @@ absl::StatusOr<ProbePlan> PlanProbes(const ProbeDims& r, const std::vector<const
     plan.kv_symbol = r.kv_len.symbol();
     plan.past_varies = true;
   }
+  // A minimum is not a symbol of its own: binding it apart from its
+  // arguments (min(past, past+seq) to the other dims' size) would give the
+  // sources sizes that contradict each other.
   for (const Value* source : sources) {
     if (!source->shape().has_value()) continue;
     for (const Dim& d : *source->shape())
-      for (const std::string& s : SymbolsOf(d))
+      for (const std::string& s : NamedSymbolsOf(d))
         if (!known.count(s) && s != plan.kv_symbol.value_or("")) plan.other_symbols.insert(s);
   }
   return plan;

@@ -13,6 +13,17 @@ namespace {
 // Ends at or beyond this mean "to the end" (exporters write INT64_MAX or INT32_MAX).
 constexpr int64_t kToEnd = int64_t{1} << 31;
 
+// Every input of a Concat that succeeds has the same dim off the axis, so any
+// of them may name the output's. The most telling is kept: a number, then an
+// expression of other dims (BLOOM's merged keys, batch*heads, against the
+// past's own 'batch_x_heads'), then a symbol, so that later rules can prove
+// the result equal to the values it was computed from.
+bool MoreTelling(const Dim& candidate, const Dim& current) {
+  if (candidate.is_unknown() || current.is_known()) return false;
+  if (candidate.is_known() || current.is_unknown()) return true;
+  return current.expr()->single_atom() != nullptr && candidate.expr()->single_atom() == nullptr;
+}
+
 absl::Status ConcatRule(ShapeContext& ctx) {
   ValueFacts& out = ctx.output(0);
   auto axis_attr = ctx.attrs().GetInt("axis");
@@ -44,7 +55,7 @@ absl::Status ConcatRule(ShapeContext& ctx) {
     for (int64_t d = 0; d < rank; ++d) {
       const Dim& dim = (*in->shape)[d];
       if (d == *axis) continue;
-      if (shape[d].is_unknown() || (!shape[d].is_known() && dim.is_known())) shape[d] = dim;
+      if (MoreTelling(dim, shape[d])) shape[d] = dim;
     }
     total = DimAdd(total, (*in->shape)[*axis]);
   }
