@@ -74,6 +74,9 @@ std::vector<DimAssumption> FindDecoderDimAssumptions(const Graph& graph) {
   for (const CacheBinding& c : sig->cache) {
     if (c.past.empty()) continue;
     const std::string p = WholeSymbol(graph.FindValue(c.past), c.seq_axis);
+    // A cross-attention cache (T5's, Whisper's encoder keys) keeps its
+    // length: it is not the decoder's past.
+    if (!p.empty() && WholeSymbol(graph.FindValue(c.present), c.seq_axis) == p) continue;
     if (p.empty() || (!past.empty() && p != past)) return found;  // pasts of different lengths: no one convention
     past = p;
   }

@@ -96,6 +96,10 @@ absl::StatusOr<std::vector<std::span<const float>>> LastLogits(const Tensor& log
 
 // Every graph input must be one the loop feeds: the roles and the pasts.
 absl::Status CheckFeedable(const Session& session, const DecoderSignature& sig, const char* which) {
+  if (!sig.encoder_cache.empty())
+    return absl::InvalidArgumentError(absl::StrCat(
+        which, " inputs include an encoder's cached keys and values (", QuoteName(sig.encoder_cache.front()),
+        "): an encoder-decoder model, which generate does not run (it runs decoder-only models)"));
   for (const TensorInfo& in : session.inputs()) {
     bool fed = in.name == sig.input_ids || in.name == sig.attention_mask || in.name == sig.position_ids;
     for (const CacheBinding& b : sig.cache) fed |= in.name == b.past;

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -22,6 +23,7 @@ struct NameParts {
   bool present_like = false;  // mentions present
   int layer = -1;             // first number in the name
   std::string kind = "kv";    // key, value, or kv when neither is named
+  std::string part;           // "encoder" for a cross-attention cache, "decoder" when named so
 };
 
 std::vector<std::string> Words(const std::string& name) {
@@ -55,6 +57,8 @@ NameParts ParseName(const std::string& name) {
     if (w == "value" || w == "values" || w == "v") parts.kind = "value";
     if (w.find("past") != std::string::npos || w.find("cache") != std::string::npos) parts.cache_like = true;
     if (w.find("present") != std::string::npos) parts.present_like = true;
+    if (w == "encoder" || w == "cross") parts.part = "encoder";
+    if (w == "decoder" || w == "self") parts.part = "decoder";
     if (parts.layer < 0 && std::all_of(w.begin(), w.end(), [](char c) { return std::isdigit(c); }) && w.size() < 6)
       parts.layer = std::stoi(w);
   }
@@ -100,16 +104,20 @@ int SeqAxis(const TensorInfo* past, const TensorInfo& present) {
   if (past != nullptr && past->has_shape && present.has_shape && past->shape.size() == present.shape.size()) {
     // A length that grows by the new tokens (past_seq -> past_seq+seq)
     // first: BLOOM's present (batch*heads, D, past+seq) names its batch dim
-    // apart from the past's too. Then any symbolic length (past_seq ->
-    // total_seq); a static size that differs is a wrong pairing unless
+    // apart from the past's too. Then a length symbolic in both (past_seq ->
+    // total_seq): torch names a present's dims it could not infer
+    // ("Reshapepresent.0.key_dim_1") where the past has a number. Then any
+    // symbolic length; a static size that differs is a wrong pairing unless
     // nothing else grows.
-    for (int d = 0; d < rank; ++d) {
-      if (d >= static_cast<int>(past->shape_symbols.size()) || d >= static_cast<int>(present.shape_symbols.size()))
-        break;
+    const bool named = static_cast<int>(past->shape_symbols.size()) == rank &&
+                       static_cast<int>(present.shape_symbols.size()) == rank;
+    for (int d = 0; named && d < rank; ++d) {
       const std::string& was = past->shape_symbols[d];
       const std::string& is = present.shape_symbols[d];
       if (!was.empty() && is.size() > was.size() && absl::StrContains(is, was)) return d;
     }
+    for (int d = 0; named && d < rank; ++d)
+      if (past->shape[d] < 0 && present.shape[d] < 0 && past->shape_symbols[d] != present.shape_symbols[d]) return d;
     for (int d = 0; d < rank; ++d)
       if ((past->shape[d] < 0 || present.shape[d] < 0) &&
           (past->shape[d] != present.shape[d] || past->shape_symbols[d] != present.shape_symbols[d]))
@@ -148,6 +156,23 @@ CacheBinding MakeBinding(const TensorInfo* past, const TensorInfo& present, int 
 // Pairs past inputs with present outputs: in order when the user gave the
 // pairs, else by (layer, kind) read from the names when that is unambiguous on
 // both sides, else in order; every pair must agree in shape.
+// Past inputs named for the encoder whose names no present output shares:
+// the cross-attention cache a seq2seq decoder with past reads unchanged.
+std::vector<const TensorInfo*> EncoderCache(const std::vector<const TensorInfo*>& pasts,
+                                            const std::vector<const TensorInfo*>& presents) {
+  std::set<std::tuple<int, std::string, std::string>> present_keys;
+  for (const TensorInfo* o : presents) {
+    const NameParts p = ParseName(o->name);
+    present_keys.emplace(p.layer, p.part, p.kind);
+  }
+  std::vector<const TensorInfo*> encoder;
+  for (const TensorInfo* i : pasts) {
+    const NameParts p = ParseName(i->name);
+    if (p.part == "encoder" && !present_keys.count({p.layer, p.part, p.kind})) encoder.push_back(i);
+  }
+  return encoder;
+}
+
 absl::StatusOr<std::vector<CacheBinding>> PairCache(const std::vector<const TensorInfo*>& pasts,
                                                     const std::vector<const TensorInfo*>& presents, bool in_order) {
   std::vector<CacheBinding> bindings;
@@ -158,7 +183,7 @@ absl::StatusOr<std::vector<CacheBinding>> PairCache(const std::vector<const Tens
     std::map<std::pair<int, std::string>, const TensorInfo*> by_key;
     for (const TensorInfo* i : infos) {
       const NameParts p = ParseName(i->name);
-      if (p.layer < 0 || !by_key.emplace(std::make_pair(p.layer, p.kind), i).second) return decltype(by_key){};
+      if (p.layer < 0 || !by_key.emplace(std::make_pair(p.layer, p.part + p.kind), i).second) return decltype(by_key){};
     }
     return by_key;
   };
@@ -169,7 +194,8 @@ absl::StatusOr<std::vector<CacheBinding>> PairCache(const std::vector<const Tens
   for (size_t i = 0; i < pasts.size(); ++i) {
     const TensorInfo* past = pasts[i];
     const TensorInfo* present =
-        by_name ? present_keys.at(std::make_pair(ParseName(past->name).layer, ParseName(past->name).kind))
+        by_name ? present_keys.at(std::make_pair(ParseName(past->name).layer,
+                                                 ParseName(past->name).part + ParseName(past->name).kind))
                 : presents[i];
     if (!ShapesPair(*past, *present))
       return absl::InvalidArgumentError(absl::StrCat("past input ", QuoteName(past->name), " and present output ",
@@ -325,6 +351,15 @@ absl::StatusOr<DecoderSignature> FindSignature(const std::vector<TensorInfo>& in
       return absl::InvalidArgumentError(
           absl::StrCat("not a decoder with a KV cache: no past/present key-value pairs (inputs: ", Names(inputs),
                        "; outputs: ", Names(outputs), "); pair them with --map PAST=PRESENT"));
+    if (cache_overrides.empty() && pasts.size() > presents.size()) {
+      const std::vector<const TensorInfo*> encoder = EncoderCache(pasts, presents);
+      if (pasts.size() - encoder.size() == presents.size()) {
+        for (const TensorInfo* e : encoder) {
+          sig.encoder_cache.push_back(e->name);
+          pasts.erase(std::find(pasts.begin(), pasts.end(), e));
+        }
+      }
+    }
     ASSIGN_OR_RETURN(sig.cache, PairCache(pasts, presents, /*in_order=*/!cache_overrides.empty()));
   } else {
     if (!pasts.empty())

@@ -46,6 +46,10 @@ struct DecoderSignature {
   /// mask's values, as OPT, GPTBigCode and BLOOM's ALiBi do), so left padding
   /// shifts no position even without a position_ids input.
   bool positions_from_mask = false;
+  /// Past inputs named for the encoder (or cross-attention) with no present
+  /// output: a cache the graph reads as it is, as T5's and Whisper's decoders
+  /// with past read the encoder's keys and values. They are not paired.
+  std::vector<std::string> encoder_cache;
 };
 
 /// Human-readable lines: one per role, then one per cache binding, e.g.

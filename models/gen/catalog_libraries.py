@@ -20,8 +20,9 @@ import hf_gpt_neo
 import hf_gpt_neox
 import hf_gptj
 import hf_phi
+import hf_t5_decoder
 import nanogpt
-from catalog_hf import DECODE_AXES, KV_IN, KV_OUT, NEW, PAD, PAST, decode_inputs, tie_lm_head
+from catalog_hf import DECODE_AXES, KV_IN, KV_OUT, NEW, PAD, PAST, decode_inputs, padding_mask, tie_lm_head
 from export import torch_export, torch_outputs, write_folder
 from spec import SEQ, ModelSpec, block
 
@@ -89,6 +90,31 @@ def export_with_empty_cache(spec, folder):
     write_folder(folder, model, inputs, outputs, meta, spec.save_model)
 
 
+T5_ENC = 7             # the encoder output the T5 decoder's cross cache holds; batch row 1 padded by 2
+T5_KV_IN = [f"past_key_values.{i}.{part}.{kv}" for i in range(LAYERS) for part in ("decoder", "encoder")
+            for kv in ("key", "value")]
+T5_KV_OUT = [f"present.{i}.decoder.{kv}" for i in range(LAYERS) for kv in ("key", "value")]
+T5_AXES = {"input_ids": SEQ, "logits": SEQ, "attention_mask": {0: "batch", 1: "total_seq"},
+           "encoder_attention_mask": {0: "batch", 1: "enc_seq"},
+           **{n: {0: "batch", 2: "past_seq" if ".decoder." in n else "enc_seq"} for n in T5_KV_IN},
+           **{n: {0: "batch", 2: "total_seq"} for n in T5_KV_OUT}}
+
+
+def t5_decode_inputs(module, rng):
+    """The cache of a real PAST-token prefix (row 1 left-padded) over an encoder output whose row 1 is
+    right-padded by 2, then NEW tokens."""
+    encoder_mask = np.ones((2, T5_ENC), dtype=np.int64)
+    encoder_mask[1, T5_ENC - 2:] = 0
+    prefix = rng.randint(0, VOCAB, size=(2, PAST)).astype(np.int64)
+    with torch.no_grad():
+        out = module(torch.from_numpy(prefix), torch.from_numpy(padding_mask(PAST)), torch.from_numpy(encoder_mask))
+    feeds = {"input_ids": rng.randint(0, VOCAB, size=(2, NEW)).astype(np.int64),
+             "attention_mask": padding_mask(PAST + NEW), "encoder_attention_mask": encoder_mask}
+    for name, t in zip(T5_KV_IN, out[1:]):
+        feeds[name] = t.numpy().copy()
+    return feeds
+
+
 def blocks(*kinds, kv_heads=None, window=None, scale=None, past=None):
     """One block per entry of `kinds` ("window+padding" takes `window`; `past`: each reads its KV cache)."""
     return [block(k, HEADS, HEAD_DIM, kv_heads, window=window if k.startswith("window") else None, scale=scale,
@@ -115,6 +141,13 @@ BLOOM_DECODE_AXES = dict(DECODER_AXES, attention_mask={0: "batch", 1: "total_seq
                          **{f"present.{i}.value": {0: "batch_x_heads", 1: "total_seq"} for i in range(LAYERS)})
 BLOOM_AXES = dict(DECODER_AXES, **{f"present.{i}.key": {0: "batch_x_heads", 2: "seq"} for i in range(LAYERS)},
                   **{f"present.{i}.value": {0: "batch_x_heads", 1: "seq"} for i in range(LAYERS)})
+T5_DECODER = ("T5's decoder with its cache as Hugging Face writes it (modeling_t5 4.30-4.40, eager), as a "
+              "decoder-with-past export carries it: self-attention over the past concatenated on axis 2, "
+              "compute_bias(past + T, past + T) with causal buckets sliced to the last T rows, the decoder's "
+              "extended mask (causal with a ones prefix for the cached keys, times attention_mask, (1 - m) * "
+              "finfo.min) added into it and passed to layer 1; cross-attention on the cached encoder keys "
+              "and values with a zeros bias plus the inverted encoder_attention_mask; no scale, "
+              "softmax(scores.float()); T5LayerNorm, ReLU feed-forward, tied lm_head after d_model ** -0.5")
 GPTJ = (f"GPT-J as Hugging Face writes it (modeling_gptj 4.30-4.40, eager): {SHAPE}; rotary on the first "
         f"{GPTJ_ROTARY_DIM} features of each head from the sinusoid table gathered by position_ids, sin and cos "
         "repeat_interleave'd by 2, rotate_every_two (stack((-x[..., 1::2], x[..., ::2]), -1).flatten(-2)); "
@@ -204,6 +237,28 @@ SPECS = [
               make_inputs=decoder_inputs(FALCON_T), input_names=IDS_MASK, output_names=["logits"],
               dynamic_axes=DECODER_AXES, attention_blocks=blocks("causal+padding", "causal+padding", kv_heads=1),
               expected_fusions=LAYERS, seed=102, save_model=tie_lm_head, write=export_with_empty_cache),
+    ModelSpec(name="hf_falcon_decode",
+              description=f"{FALCON}. {DECODE_IO} The past is viewed by _convert_to_rw_cache to (B * 1, past, "
+              "D) and each layer concatenates it on axis 1 of that form; _expand_mask expands the padding to total "
+              "- past rows; the presents are viewed back by _convert_cache_to_standard_format. The rotary cache "
+              "is emptied before the export, as in a freshly loaded model.",
+              build=lambda: hf_falcon.FalconForCausalLM(VOCAB, D_MODEL, HEADS, LAYERS, use_cache=True),
+              make_inputs=decode_inputs, input_names=IDS_MASK + KV_IN, output_names=["logits"] + KV_OUT,
+              dynamic_axes=DECODE_AXES, attention_blocks=blocks("causal+padding", "causal+padding", kv_heads=1),
+              expected_fusions=LAYERS, seed=111, save_model=tie_lm_head, write=export_with_empty_cache,
+              extra={"past_length": PAST}),
+    ModelSpec(name="hf_t5_decoder_with_past",
+              description=f"{T5_DECODER}: {SHAPE}, the encoder's keys and values cached (length {T5_ENC}). "
+              "input_ids (B, T), attention_mask (B, past + T), encoder_attention_mask (B, enc) and "
+              "past_key_values.N.decoder.key/value (B, H, past, D) and .encoder.key/value (B, H, enc, D) in; "
+              f"logits and present.N.decoder.key/value (B, H, past + T, D) out. Sample: past {PAST} (the cache "
+              f"of a real prefix, row 1 left-padded by {PAD}), T {NEW}, encoder row 1 right-padded by 2.",
+              build=lambda: hf_t5_decoder.T5DecoderWithPast(VOCAB, D_MODEL, HEADS, LAYERS, T5_ENC),
+              make_inputs=t5_decode_inputs, input_names=IDS_MASK + ["encoder_attention_mask"] + T5_KV_IN,
+              output_names=["logits"] + T5_KV_OUT, dynamic_axes=T5_AXES,
+              attention_blocks=blocks("causal+padding+bias", "padding", "causal+padding+bias", "padding",
+                                      scale=1.0),
+              expected_fusions=2 * LAYERS, seed=112, extra={"past_length": PAST}),
     ModelSpec(name="hf_bloom_prefill",
               description=f"{BLOOM}. input_ids and attention_mask (B, T) in; logits and each layer's presents out: "
               f"keys (B * {HEADS}, {HEAD_DIM}, T) and values (B * {HEADS}, T, {HEAD_DIM}), the merged tensors "

@@ -22,7 +22,11 @@ The forms an export of the real thing carries, each kept here:
   (B, H, T, D), permute(0, 2, 1, 3), reshape (B, T, H * D), dense;
 - parallel block: input_layernorm once, mlp(ln) + attention + residual; GELU (erf) MLP;
 - word embeddings only (no positions, drawn N(0, 0.02) as _init_weights does), ln_f, lm_head tied to
-  the word embeddings.
+  the word embeddings;
+- with use_cache, the cache as 4.33 keeps it: past_key_values in the standard (B, 1, past, D) form viewed
+  by _convert_to_rw_cache to (B * 1, past, D), past length read from axis 1 of the RW form, each layer's
+  past concatenated on axis 1 before the reshape to (B, 1, past + T, D), _expand_mask with total - past
+  rows, and the presents viewed back by _convert_cache_to_standard_format.
 """
 import math
 
@@ -115,7 +119,7 @@ class FalconAttention(nn.Module):
         fused_qkv = fused_qkv.view(batch_size, seq_length, self.num_heads + 2, self.head_dim)
         return fused_qkv[..., :-2, :], fused_qkv[..., [-2], :], fused_qkv[..., [-1], :]
 
-    def forward(self, hidden_states, attention_mask):
+    def forward(self, hidden_states, attention_mask, layer_past=None):
         fused_qkv = self.query_key_value(hidden_states)
         num_kv_heads = self.num_kv_heads
         query_layer, key_layer, value_layer = self._split_heads(fused_qkv)
@@ -123,8 +127,13 @@ class FalconAttention(nn.Module):
         query_layer = query_layer.transpose(1, 2).reshape(batch_size * self.num_heads, query_length, self.head_dim)
         key_layer = key_layer.transpose(1, 2).reshape(batch_size * num_kv_heads, query_length, self.head_dim)
         value_layer = value_layer.transpose(1, 2).reshape(batch_size * num_kv_heads, query_length, self.head_dim)
-        past_kv_length = 0
+        past_kv_length = 0 if layer_past is None else layer_past[0].shape[1]
         query_layer, key_layer = self.maybe_rotary(query_layer, key_layer, past_kv_length)
+        if layer_past is not None:
+            past_key, past_value = layer_past
+            key_layer = torch.cat((past_key, key_layer), dim=1)
+            value_layer = torch.cat((past_value, value_layer), dim=1)
+        present = (key_layer, value_layer)
         attention_mask_float = (attention_mask * 1.0).masked_fill(attention_mask, float("-1e9")).to(query_layer.dtype)
         query_layer_ = query_layer.reshape(batch_size, self.num_heads, -1, self.head_dim)
         key_layer_ = key_layer.reshape(batch_size, num_kv_heads, -1, self.head_dim)
@@ -137,7 +146,7 @@ class FalconAttention(nn.Module):
         attn_output = attn_output.view(batch_size, self.num_heads, query_length, self.head_dim)
         attn_output = attn_output.permute(0, 2, 1, 3)
         attn_output = attn_output.reshape(batch_size, query_length, self.num_heads * self.head_dim)
-        return self.dense(attn_output)
+        return self.dense(attn_output), present
 
 
 class FalconMLP(nn.Module):
@@ -158,21 +167,23 @@ class FalconDecoderLayer(nn.Module):
         self.self_attention = FalconAttention(d_model, num_heads)
         self.mlp = FalconMLP(d_model)
 
-    def forward(self, hidden_states, attention_mask):
+    def forward(self, hidden_states, attention_mask, layer_past=None):
         residual = hidden_states
         attention_layernorm_out = self.input_layernorm(hidden_states)
-        attention_output = self.self_attention(attention_layernorm_out, attention_mask)
+        attention_output, present = self.self_attention(attention_layernorm_out, attention_mask, layer_past)
         mlp_layernorm_out = attention_layernorm_out  # parallel_attn
         mlp_output = self.mlp(mlp_layernorm_out)
         mlp_output += attention_output
-        return mlp_output + residual  # dropout_add in eval mode
+        return mlp_output + residual, present  # dropout_add in eval mode
 
 
 class FalconForCausalLM(nn.Module):
-    """forward(input_ids, attention_mask) -> logits (no cache)."""
+    """forward(input_ids, attention_mask) -> logits (no cache); with use_cache,
+    forward(input_ids, attention_mask[, past.0.key, past.0.value, ...]) -> logits, present.0.key, ..."""
 
-    def __init__(self, vocab, d_model, num_heads, layers):
+    def __init__(self, vocab, d_model, num_heads, layers, use_cache=False):
         super().__init__()
+        self.use_cache = use_cache
         self.word_embeddings = nn.Embedding(vocab, d_model)
         self.h = nn.ModuleList(FalconDecoderLayer(d_model, num_heads) for _ in range(layers))
         self.ln_f = nn.LayerNorm(d_model, eps=1e-5)
@@ -198,13 +209,41 @@ class FalconForCausalLM(nn.Module):
         return (expanded_attn_mask if combined_attention_mask is None
                 else expanded_attn_mask | combined_attention_mask)
 
-    def forward(self, input_ids, attention_mask):
+    @staticmethod
+    def _convert_to_rw_cache(past_key_value):
+        batch_size, num_heads, kv_length, head_dim = past_key_value[0][0].shape
+        batch_size_times_num_heads = batch_size * num_heads
+        return tuple((layer_past[0].view(batch_size_times_num_heads, kv_length, head_dim),
+                      layer_past[1].view(batch_size_times_num_heads, kv_length, head_dim))
+                     for layer_past in past_key_value)
+
+    @staticmethod
+    def _convert_cache_to_standard_format(past_key_value, batch_size):
+        batch_size_times_num_heads, kv_length, head_dim = past_key_value[0][0].shape
+        num_heads = batch_size_times_num_heads // batch_size
+        return tuple((layer_past[0].view(batch_size, num_heads, kv_length, head_dim),
+                      layer_past[1].view(batch_size, num_heads, kv_length, head_dim))
+                     for layer_past in past_key_value)
+
+    def forward(self, input_ids, attention_mask, *past):
         batch_size, seq_length = input_ids.shape
+        if past:
+            past_key_values = self._convert_to_rw_cache([past[i:i + 2] for i in range(0, len(past), 2)])
+        else:
+            past_key_values = (None,) * len(self.h)
         hidden_states = self.word_embeddings(input_ids)
         past_key_values_length = 0
+        if past_key_values[0] is not None:
+            past_key_values_length = past_key_values[0][0].shape[1]  # 1: the RW form
         causal_mask = self._prepare_attn_mask(attention_mask, input_shape=(batch_size, seq_length),
                                               past_key_values_length=past_key_values_length)
-        for block in self.h:
-            hidden_states = block(hidden_states, causal_mask)
+        presents = ()
+        for block, layer_past in zip(self.h, past_key_values):
+            hidden_states, present = block(hidden_states, causal_mask, layer_past)
+            presents += (present,)
         hidden_states = self.ln_f(hidden_states)
-        return self.lm_head(hidden_states)
+        logits = self.lm_head(hidden_states)
+        if not self.use_cache:
+            return logits
+        standard = self._convert_cache_to_standard_format(presents, batch_size)
+        return (logits, *[t for layer in standard for t in layer])

@@ -157,6 +157,7 @@ TEST(GenerateCliTest, Refusals) {
       {{"generate", Model("mha_causal"), "--prompt-ids", "1,2"}, "not a decoder"},
       {{"generate", Model("gpt_maskfill"), "--prompt-ids", "1,2"}, "no past/present"},
       {{"generate", Model("hf_gpt2_prefill"), "--prompt-ids", "1,2"}, "--decode-model"},
+      {{"generate", Model("hf_t5_decoder_with_past"), "--prompt-ids", "1,2"}, "an encoder-decoder model"},
       {{"generate", Model("gpt_kvcache"), "--prompt-ids", "1,97"}, "outside the vocabulary"},
       {{"generate", Model("gpt_kvcache"), "--prompt-ids", "1,x"}, "not a token id"},
       {{"generate", Model("gpt_kvcache")}, "--prompt-ids"},

@@ -118,6 +118,45 @@ TEST(SignatureTest, BloomCacheGrowsOnTheAxisThatAddsTheTokens) {
   EXPECT_EQ(s->cache[1].seq_axis, 1);
 }
 
+TEST(SignatureTest, CacheAxisIsTheLengthNamedInBothNotADimTorchCouldNotInfer) {
+  // Falcon's export: the presents' head dims are named by torch
+  // ("Reshapepresent.0.key_dim_1") where the past has 1.
+  std::vector<TensorInfo> in = {Ids(), Info("past_key_values.0.key", ElementType::kFloat32, {"batch", "1", "past_seq", "16"})};
+  std::vector<TensorInfo> out = {Logits(), Info("present.0.key", ElementType::kFloat32,
+                                                {"batch", "Reshapepresent.0.key_dim_1", "total_seq", "Reshapepresent.0.key_dim_3"})};
+  auto s = FindSignature(in, out, nullptr, {}, true);
+  ASSERT_TRUE(s.ok()) << s.status();
+  ASSERT_EQ(s->cache.size(), 1u);
+  EXPECT_EQ(s->cache[0].seq_axis, 2);
+}
+
+TEST(SignatureTest, EncoderCacheOfASeq2SeqDecoderIsNotPaired) {
+  // A T5 decoder with past: the decoder's cache grows, the encoder's keys and
+  // values are read as they are and have no present.
+  auto kv = [](const std::string& n, const std::string& seq) {
+    return Info(n, ElementType::kFloat32, {"batch", "4", seq, "16"});
+  };
+  std::vector<TensorInfo> in = {Ids(), Info("attention_mask", ElementType::kInt64, {"batch", "total_seq"}),
+                                Info("encoder_attention_mask", ElementType::kInt64, {"batch", "enc_seq"})};
+  std::vector<TensorInfo> out = {Logits()};
+  for (const char* kind : {"key", "value"}) {
+    in.push_back(kv(std::string("past_key_values.0.decoder.") + kind, "past_seq"));
+    in.push_back(kv(std::string("past_key_values.0.encoder.") + kind, "enc_seq"));
+    out.push_back(kv(std::string("present.0.decoder.") + kind, "total_seq"));
+  }
+  auto s = FindSignature(in, out, nullptr, {}, true);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(Pairs(*s), (std::vector<std::pair<std::string, std::string>>{
+                           {"past_key_values.0.decoder.key", "present.0.decoder.key"},
+                           {"past_key_values.0.decoder.value", "present.0.decoder.value"}}));
+  EXPECT_EQ(s->encoder_cache,
+            (std::vector<std::string>{"past_key_values.0.encoder.key", "past_key_values.0.encoder.value"}));
+  EXPECT_EQ(s->attention_mask, "attention_mask");
+  // Without the encoder's names an unpaired past is still a mismatch.
+  in.push_back(kv("past_key_values.1.key", "past_seq"));
+  EXPECT_FALSE(FindSignature(in, out, nullptr, {}, true).ok());
+}
+
 TEST(SignatureTest, NamesWithoutHintsPairByShape) {
   std::vector<TensorInfo> in = {Ids("tokens"), Kv("k_in_0", "a"), Kv("v_in_0", "a")};
   std::vector<TensorInfo> out = {Info("scores", ElementType::kFloat32, {"batch", "seq", "100"}), Kv("k_out_0", "b"),

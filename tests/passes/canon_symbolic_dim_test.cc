@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "absl/strings/match.h"
+
 namespace attune {
 namespace {
 
@@ -70,6 +72,12 @@ TEST(CanonSymbolicDim, MinimumAndBroadcasting) {
   EXPECT_FALSE(BroadcastsInto(DimMin(seq, Dim::Known(0)), seq));  // min(seq, 0) is 0, seq may be 1
   EXPECT_FALSE(BroadcastsInto(DimMin(seq, Dim::Symbol("n")), seq));  // n may be 0
   EXPECT_EQ(DimMul(m, Dim::Symbol("batch")), Dim::Symbol("batch*(min(64,seq))"));
+  // Dims are never negative: the one the other exceeds by such a sum is the minimum.
+  EXPECT_EQ(DimMin(seq, Dim::Symbol("past+seq")), seq);  // T5's position_bias[:, :, -seq:]
+  EXPECT_EQ(DimMin(Dim::Symbol("2*past+seq+1"), Dim::Symbol("past")), Dim::Symbol("past"));
+  EXPECT_EQ(DimMin(seq, Dim::Known(0)), Dim::Known(0));
+  EXPECT_EQ(DimMin(seq, Dim::Symbol("past")).symbol(), "min(past,seq)");
+  EXPECT_TRUE(absl::StartsWith(DimMin(seq, Dim::Symbol("total-past")).symbol(), "min("));  // not a sum of dims
 }
 
 }  // namespace
