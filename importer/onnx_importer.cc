@@ -13,6 +13,7 @@
 #include "core/common/escape.h"
 #include "core/common/status_macros.h"
 #include "importer/function_inliner.h"
+#include "importer/torch_repeat_interleave.h"
 #include "importer/graph_reader.h"
 #include "importer/proto_parse.h"
 #include "importer/proto_tensor.h"
@@ -66,6 +67,7 @@ absl::StatusOr<std::unique_ptr<Graph>> ImportParsedModel(onnx::ModelProto& model
   RETURN_IF_ERROR(importer::InlineModelFunctions(&model));
   auto graph = std::make_unique<Graph>();
   RETURN_IF_ERROR(ReadModelInfo(model, graph.get()));
+  RETURN_IF_ERROR(importer::RewriteTorchRepeatInterleave(model.mutable_graph(), graph->OpsetFor("")).status());
   importer::TensorSource source{base_dir, options.max_tensor_bytes};
   RETURN_IF_ERROR(importer::ReadGraph(model.mutable_graph(), source, graph.get()));
   return graph;

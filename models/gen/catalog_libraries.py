@@ -222,13 +222,22 @@ SPECS = [
     ModelSpec(name="hf_gptj_prefill",
               description=f"{GPTJ}. input_ids and attention_mask (B, T) in, logits out. Sample: T {GPTJ_T}, "
               f"batch row 1 left-padded by {LEFT_PAD}. Exported with static shapes (batch 2, seq {GPTJ_T}): "
-              "torch 1.13 writes repeat_interleave on a tensor with a dynamic dim as an ONNX Loop, which Attune "
-              "does not run (2 Loop nodes with dynamic batch and seq); with every dim known it writes Split, "
-              "Expand, Reshape and Concat. The scaling after the causal fill leaves hidden keys at finfo.min / 4, "
+              "with every dim known torch 1.13 writes repeat_interleave as Split, Expand, Reshape and Concat "
+              "(hf_gptj_prefill_dynamic has the Loop form). The scaling after the causal fill leaves hidden keys at finfo.min / 4, "
               "so a left-padded row's padded queries, which see no key, put their weight on the later keys.",
               build=lambda: hf_gptj.GPTJForCausalLM(VOCAB, D_MODEL, HEADS, LAYERS, CTX, GPTJ_ROTARY_DIM),
               make_inputs=decoder_inputs(GPTJ_T), input_names=IDS_MASK, output_names=["logits"], dynamic_axes={},
               attention_blocks=blocks("causal+padding", "causal+padding"), expected_fusions=LAYERS, seed=101),
+    ModelSpec(name="hf_gptj_prefill_dynamic",
+              description=f"{GPTJ}. input_ids and attention_mask (B, T) in, logits out, with dynamic batch and "
+              f"seq. Sample: T {GPTJ_T}, batch row 1 left-padded by {LEFT_PAD}. torch 1.13 writes each "
+              "repeat_interleave of sin and cos over a dynamic dim as SplitToSequence, a Loop of SequenceAt, "
+              "Unsqueeze, Expand, Reshape and SequenceInsert, and ConcatFromSequence (one Loop for sin, one for cos); the "
+              "importer reads each back as the Unsqueeze, Expand and Reshape it computes.",
+              build=lambda: hf_gptj.GPTJForCausalLM(VOCAB, D_MODEL, HEADS, LAYERS, CTX, GPTJ_ROTARY_DIM),
+              make_inputs=decoder_inputs(GPTJ_T), input_names=IDS_MASK, output_names=["logits"],
+              dynamic_axes=DECODER_AXES, attention_blocks=blocks("causal+padding", "causal+padding"),
+              expected_fusions=LAYERS, seed=101),
     ModelSpec(name="hf_falcon_prefill",
               description=f"{FALCON}. input_ids and attention_mask (B, T) in, logits out. Sample: T {FALCON_T}, "
               f"batch row 1 left-padded by {LEFT_PAD}. The rotary cache is emptied before the export, as in a "
