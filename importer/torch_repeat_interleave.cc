@@ -161,7 +161,9 @@ std::optional<std::string> SplitIntoOnes(const onnx::NodeProto* split, const std
 std::optional<Emission> Match(const onnx::GraphProto& g, const Nodes& nodes, const Constants& c,
                               const onnx::NodeProto& concat) {
   Emission e;
-  if (!Is(&concat, "ConcatFromSequence", 1) || IntAttr(concat, "new_axis", 0) != 0) return std::nullopt;
+  if (!Is(&concat, "ConcatFromSequence", 1) || concat.output_size() != 1 || concat.output(0).empty() ||
+      IntAttr(concat, "new_axis", 0) != 0)
+    return std::nullopt;
   const auto axis = IntAttr(concat, "axis", -1);
   if (!axis || *axis < 0) return std::nullopt;  // torch writes the dim it normalised
   e.axis = *axis;
