@@ -218,34 +218,27 @@ def neo(window_offset):
                                                 window_offset=window_offset)
 
 
+def gptj_spec(name, export_note, dynamic_axes):
+    return ModelSpec(name=name,
+                     description=f"{GPTJ}. input_ids and attention_mask (B, T) in, logits out. Sample: T {GPTJ_T}, "
+                     f"batch row 1 left-padded by {LEFT_PAD}. {export_note}",
+                     build=lambda: hf_gptj.GPTJForCausalLM(VOCAB, D_MODEL, HEADS, LAYERS, CTX, GPTJ_ROTARY_DIM),
+                     make_inputs=decoder_inputs(GPTJ_T), input_names=IDS_MASK, output_names=["logits"],
+                     dynamic_axes=dynamic_axes, attention_blocks=blocks("causal+padding", "causal+padding"),
+                     expected_fusions=LAYERS, seed=101)
+
+
 SPECS = [
-    ModelSpec(name="hf_gptj_prefill",
-              description=f"{GPTJ}. input_ids and attention_mask (B, T) in, logits out. Sample: T {GPTJ_T}, "
-              f"batch row 1 left-padded by {LEFT_PAD}. Exported with static shapes (batch 2, seq {GPTJ_T}): "
-              "with every dim known torch 1.13 writes repeat_interleave as Split, Expand, Reshape and Concat "
-              "(hf_gptj_prefill_dynamic has the Loop form). The scaling after the causal fill leaves hidden keys at finfo.min / 4, "
-              "so a left-padded row's padded queries, which see no key, put their weight on the later keys.",
-              build=lambda: hf_gptj.GPTJForCausalLM(VOCAB, D_MODEL, HEADS, LAYERS, CTX, GPTJ_ROTARY_DIM),
-              make_inputs=decoder_inputs(GPTJ_T), input_names=IDS_MASK, output_names=["logits"], dynamic_axes={},
-              attention_blocks=blocks("causal+padding", "causal+padding"), expected_fusions=LAYERS, seed=101),
-    ModelSpec(name="hf_gptj_prefill_dynamic",
-              description=f"{GPTJ}. input_ids and attention_mask (B, T) in, logits out, with dynamic batch and "
-              f"seq. Sample: T {GPTJ_T}, batch row 1 left-padded by {LEFT_PAD}. torch 1.13 writes each "
-              "repeat_interleave of sin and cos over a dynamic dim as SplitToSequence, a Loop of SequenceAt, "
-              "Unsqueeze, Expand, Reshape and SequenceInsert, and ConcatFromSequence (one Loop for sin, one for cos); the "
-              "importer reads each back as the Unsqueeze, Expand and Reshape it computes.",
-              build=lambda: hf_gptj.GPTJForCausalLM(VOCAB, D_MODEL, HEADS, LAYERS, CTX, GPTJ_ROTARY_DIM),
-              make_inputs=decoder_inputs(GPTJ_T), input_names=IDS_MASK, output_names=["logits"],
-              dynamic_axes=DECODER_AXES, attention_blocks=blocks("causal+padding", "causal+padding"),
-              expected_fusions=LAYERS, seed=101),
-    ModelSpec(name="hf_falcon_prefill",
-              description=f"{FALCON}. input_ids and attention_mask (B, T) in, logits out. Sample: T {FALCON_T}, "
-              f"batch row 1 left-padded by {LEFT_PAD}. The rotary cache is emptied before the export, as in a "
-              "freshly loaded model, so the trace builds it.",
-              build=lambda: hf_falcon.FalconForCausalLM(VOCAB, D_MODEL, HEADS, LAYERS),
-              make_inputs=decoder_inputs(FALCON_T), input_names=IDS_MASK, output_names=["logits"],
-              dynamic_axes=DECODER_AXES, attention_blocks=blocks("causal+padding", "causal+padding", kv_heads=1),
-              expected_fusions=LAYERS, seed=102, save_model=tie_lm_head, write=export_with_empty_cache),
+    gptj_spec("hf_gptj_prefill",
+              f"Exported with static shapes (batch 2, seq {GPTJ_T}): with every dim known torch 1.13 writes "
+              "repeat_interleave as Split, Expand, Reshape and Concat (hf_gptj_prefill_dynamic has the Loop form). "
+              "The scaling after the causal fill leaves hidden keys at finfo.min / 4, so a left-padded row's "
+              "padded queries, which see no key, put their weight on the later keys.", {}),
+    gptj_spec("hf_gptj_prefill_dynamic",
+              "With dynamic batch and seq: torch 1.13 writes each repeat_interleave of sin and cos over a "
+              "dynamic dim as SplitToSequence, a Loop of SequenceAt, Unsqueeze, Expand, Reshape and "
+              "SequenceInsert, and ConcatFromSequence (one Loop for sin, one for cos); the importer reads each "
+              "back as the Unsqueeze, Expand and Reshape it computes.", DECODER_AXES),
     ModelSpec(name="hf_falcon_decode",
               description=f"{FALCON}. {DECODE_IO} The past is viewed by _convert_to_rw_cache to (B * 1, past, "
               "D) and each layer concatenates it on axis 1 of that form; _expand_mask expands the padding to total "

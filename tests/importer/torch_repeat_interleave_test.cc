@@ -53,6 +53,17 @@ void SetConstant(onnx::NodeProto* constant, const std::vector<int64_t>& values) 
   for (int64_t v : values) t->add_int64_data(v);
 }
 
+// Replaces the Constant that the first Loop body's `op` reads as its second input.
+bool SetBodyConstant(onnx::ModelProto& m, const std::string& op, const std::vector<int64_t>& values) {
+  onnx::GraphProto* body = FirstBody(m);
+  onnx::NodeProto* reader = Find(body, [&](const onnx::NodeProto& n) { return n.op_type() == op; });
+  if (reader == nullptr || reader->input_size() < 2) return false;
+  onnx::NodeProto* constant = Find(body, [&](const onnx::NodeProto& n) { return n.output(0) == reader->input(1); });
+  if (constant == nullptr || constant->op_type() != "Constant") return false;
+  SetConstant(constant, values);
+  return true;
+}
+
 TEST(TorchRepeatInterleave, ReadsTorchsLoopsAsTheOpsTheyCompute) {
   onnx::ModelProto m = GptjDynamic();
   ASSERT_EQ(Count(m.graph(), "Loop"), 2);
@@ -117,17 +128,7 @@ TEST(TorchRepeatInterleave, LeavesEveryOtherLoop) {
          return true;
        }},
       {"the slice unsqueezed on another axis",
-       [](onnx::ModelProto& m) {
-         onnx::GraphProto* body = FirstBody(m);
-         onnx::NodeProto* unsqueeze = Find(body, [](const onnx::NodeProto& n) { return n.op_type() == "Unsqueeze"; });
-         onnx::NodeProto* axes = unsqueeze == nullptr ? nullptr
-                                                      : Find(body, [&](const onnx::NodeProto& n) {
-                                                          return n.output(0) == unsqueeze->input(1);
-                                                        });
-         if (axes == nullptr) return false;
-         SetConstant(axes, {1});
-         return true;
-       }},
+       [](onnx::ModelProto& m) { return SetBodyConstant(m, "Unsqueeze", {1}); }},
       {"each slice read at index 0",
        [](onnx::ModelProto& m) {
          onnx::GraphProto* body = FirstBody(m);
@@ -145,17 +146,7 @@ TEST(TorchRepeatInterleave, LeavesEveryOtherLoop) {
          return true;
        }},
       {"a reshape that copies a dim after the repeated one",
-       [](onnx::ModelProto& m) {
-         onnx::GraphProto* body = FirstBody(m);
-         onnx::NodeProto* reshape = Find(body, [](const onnx::NodeProto& n) { return n.op_type() == "Reshape"; });
-         onnx::NodeProto* target = reshape == nullptr ? nullptr
-                                                      : Find(body, [&](const onnx::NodeProto& n) {
-                                                          return n.output(0) == reshape->input(1);
-                                                        });
-         if (target == nullptr) return false;
-         SetConstant(target, {0, 0, 0, -1, 0});
-         return true;
-       }},
+       [](onnx::ModelProto& m) { return SetBodyConstant(m, "Reshape", {0, 0, 0, -1, 0}); }},
   };
   for (const auto& [what, change] : changes) {
     onnx::ModelProto m = GptjDynamic();
