@@ -216,6 +216,11 @@ DimExpr DimExpr::Atom(DimAtom atom) {
 DimExpr DimExpr::Min(const DimExpr& a, const DimExpr& b) {
   if (a.is_constant() && b.is_constant()) return Constant(std::min(a.constant_value(), b.constant_value()));
   if (a == b) return a;
+  // Every atom is a dim or a minimum of dims, so never negative: when one
+  // argument exceeds the other by a polynomial with no negative coefficient
+  // (min(seq, past+seq)), the other is the minimum.
+  if (auto d = Sub(b, a); d && d->IsNonNegative()) return a;
+  if (auto d = Sub(a, b); d && d->IsNonNegative()) return b;
   std::string x = a.ToString(), y = b.ToString();
   const bool swap = y < x;
   if (swap) std::swap(x, y);

@@ -57,10 +57,12 @@ class DimExpr {
   static DimExpr Constant(int64_t value);
   static DimExpr Atom(DimAtom atom);
   static DimExpr Symbol(std::string name) { return Atom(DimAtom::Named(std::move(name))); }
-  /// min(a, b): the smaller number when both are numbers, `a` when a == b,
-  /// else one atom with the arguments in a canonical order. A minimum nested
-  /// deeper than kMaxNesting is kept as a name (its text), so that printing,
-  /// comparing and evaluating never recurse without bound.
+  /// min(a, b): the smaller number when both are numbers, `a` when b - a has
+  /// no negative coefficient (a == b, or min(seq, past+seq): atoms are dims,
+  /// never negative), `b` when a - b has none, else one atom with the
+  /// arguments in a canonical order. A minimum nested deeper than
+  /// kMaxNesting is kept as a name (its text), so that printing, comparing
+  /// and evaluating never recurse without bound.
   static DimExpr Min(const DimExpr& a, const DimExpr& b);
   static constexpr int kMaxNesting = 16;
 
