@@ -118,6 +118,8 @@ std::vector<std::unique_ptr<Pass>> SimplifyPasses() {
   simplify.push_back(MakeAlgebraicSimplifyPass());
   // GPT-J masks the raw scores and scales after: the patterns read the scale first.
   simplify.push_back(MakeScaleBeforeMaskPass());
+  // After constant folding, which turns the pieces' Expand targets into constants.
+  simplify.push_back(MakeJoinUnrolledRepeatPass());
   // After algebraic_simplify, which removes baddbmm's zero base from the 3-D
   // scores; it reads the symbolic shapes that shape inference gave.
   simplify.push_back(MakeUnmergeHeadsPass());

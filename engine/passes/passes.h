@@ -20,6 +20,9 @@ std::unique_ptr<Pass> MakeEinsumToMatMulPass();
 std::unique_ptr<Pass> MakeAlgebraicSimplifyPass();
 /// A constant scale after a Where mask moved onto its branches: (Where(c, s, F) / k) -> Where(c, s / k, F / k).
 std::unique_ptr<Pass> MakeScaleBeforeMaskPass();
+/// torch's unrolled repeat_interleave (Split into ones, per piece Unsqueeze, Expand, Reshape, Concat)
+/// joined into the one Unsqueeze, Expand, Reshape it computes on the whole tensor.
+std::unique_ptr<Pass> MakeJoinUnrolledRepeatPass();
 /// Heads merged into the batch ((B, H, T, X) viewed as (B*H, T, X), bmm, viewed back) computed on the
 /// 4-D tensors: the region between head merges and the view back, proven by the symbolic shapes.
 std::unique_ptr<Pass> MakeUnmergeHeadsPass();
