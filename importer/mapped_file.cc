@@ -35,6 +35,25 @@ void MappedFile::Claim(int64_t offset, int64_t size) {
   }
 }
 
+void MappedFile::DropPages(int64_t offset, int64_t size) const {
+  const int64_t page = ::sysconf(_SC_PAGESIZE);
+  if (page <= 0) return;
+  const int64_t first = (offset + page - 1) / page * page;
+  const int64_t last = (offset + size) / page * page;
+  if (last > first) ::madvise(data_ + first, static_cast<size_t>(last - first), MADV_DONTNEED);
+}
+
+void MappedFile::DropCopied(int64_t offset, int64_t size) {
+  const int64_t end = offset + size;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto next = claimed_.lower_bound(offset);
+    if (next != claimed_.end() && next->first < end) return;
+    if (next != claimed_.begin() && std::prev(next)->second > offset) return;
+  }
+  DropPages(offset, size);
+}
+
 bool MappedFile::ranges_overlap() const {
   std::lock_guard<std::mutex> lock(mu_);
   return ranges_overlap_;
@@ -52,12 +71,7 @@ class MappedRange {
     // Pages shared with a neighbour's range, or with an overlapping tensor's,
     // may still be read; only pages that no other tensor can reach are dropped.
     // They were never written (constants are not), so dropping loses nothing.
-    if (file_->ranges_overlap()) return;
-    const int64_t page = ::sysconf(_SC_PAGESIZE);
-    if (page <= 0) return;
-    const int64_t first = (offset_ + page - 1) / page * page;
-    const int64_t last = (offset_ + size_) / page * page;
-    if (last > first) ::madvise(file_->data_ + first, static_cast<size_t>(last - first), MADV_DONTNEED);
+    if (!file_->ranges_overlap()) file_->DropPages(offset_, size_);
   }
   MappedRange(const MappedRange&) = delete;
   MappedRange& operator=(const MappedRange&) = delete;

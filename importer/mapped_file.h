@@ -34,6 +34,12 @@ class MappedFile {
   const char* data() const { return data_; }
   int64_t size() const { return size_; }
 
+  /// Drops from the process the pages wholly inside [offset, offset + size),
+  /// bytes that were copied out and that no tensor made by MappedTensor
+  /// overlaps: reading them for the copy made them resident, and nothing
+  /// reads them again (if something did, they would come back from the file).
+  void DropCopied(int64_t offset, int64_t size);
+
  private:
   friend class MappedRange;
   friend absl::StatusOr<Tensor> MappedTensor(const std::shared_ptr<MappedFile>& file, int64_t offset,
@@ -42,6 +48,8 @@ class MappedFile {
   // Records that a tensor uses [offset, offset + size); notes overlaps.
   void Claim(int64_t offset, int64_t size);
   bool ranges_overlap() const;
+  // Drops the pages wholly inside [offset, offset + size) (MADV_DONTNEED).
+  void DropPages(int64_t offset, int64_t size) const;
 
   char* data_;
   int64_t size_;

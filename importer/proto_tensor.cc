@@ -166,6 +166,9 @@ absl::StatusOr<Tensor> TensorFromProto(const onnx::TensorProto& proto, std::stri
     if (*type == ElementType::kBool) {
       for (uint8_t& b : tensor->values<uint8_t>()) b = b != 0;
     }
+    // The copy is the one kept; the file's pages it was read from need not stay.
+    if (mapped_raw_data != nullptr)
+      mapped_raw_data->file->DropCopied(mapped_raw_data->span.offset, mapped_raw_data->span.size);
     return tensor;
   }
 
