@@ -153,6 +153,8 @@ class ATTUNE_API Session {
 
   /// Writes the optimised graph as an ONNX model (fused attention as ONNX Attention where expressible).
   /// Weights the session holds packed are written as the model had them, unpacked one at a time.
+  /// `path` must not be the file the session was loaded from: it is rewritten in place, and the
+  /// session may read weights from a mapping of it (Create); write elsewhere and rename instead.
   absl::Status SaveOptimizedModel(const std::string& path) const;
 
  private:
