@@ -115,7 +115,8 @@ absl::StatusOr<std::string> ResolveExternalDataPath(const std::string& base_dir,
 }
 
 absl::StatusOr<Tensor> ReadExternalTensor(const ExternalDataRef& ref, const std::string& base_dir, ElementType type,
-                                          std::vector<int64_t> shape, int64_t max_bytes, std::string_view what) {
+                                          std::vector<int64_t> shape, int64_t max_bytes, std::string_view what,
+                                          MappedFileCache* mapped_files) {
   auto path = ResolveExternalDataPath(base_dir, ref.location, what);
   if (!path.ok()) return path.status();
 
@@ -147,6 +148,14 @@ absl::StatusOr<Tensor> ReadExternalTensor(const ExternalDataRef& ref, const std:
   if (length > file_size - ref.offset)
     return Refuse(what, absl::StrCat("external data range offset ", ref.offset, " + length ", length,
                                      " runs past the end of ", QuoteName(ref.location), " (", file_size, " bytes)"));
+
+  // Bools stay copied, as inline raw_data bools are: their bytes may need
+  // rewriting to 0 and 1, which is never done in a mapping.
+  if (mapped_files != nullptr && length > 0 && type != ElementType::kBool && ref.offset % element_size == 0) {
+    std::shared_ptr<MappedFile> file = mapped_files->Get(*path, fd.get(), file_size);
+    if (file != nullptr && ref.offset <= file->size() && length <= file->size() - ref.offset)
+      return MappedTensor(file, ref.offset, type, std::move(shape));
+  }
 
   auto tensor = Tensor::Create(type, std::move(shape), max_bytes);
   if (!tensor.ok()) return absl::Status(tensor.status().code(), absl::StrCat(Sv(what), ": ", tensor.status().message()));

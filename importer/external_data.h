@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "attune/tensor.h"
+#include "importer/mapped_file.h"
 
 namespace attune::importer {
 
@@ -33,8 +34,11 @@ absl::StatusOr<std::string> ResolveExternalDataPath(const std::string& base_dir,
 
 /// A tensor of `type` and `shape` read from the external file. The range must lie
 /// inside the file and its length equal the tensor's byte size; both are checked
-/// before anything is allocated.
+/// before anything is allocated. With `mapped_files`, a non-bool tensor whose
+/// offset is a multiple of its element size uses the mapped file's bytes in
+/// place (MappedTensor); other tensors, or a file that cannot be mapped, are read.
 absl::StatusOr<Tensor> ReadExternalTensor(const ExternalDataRef& ref, const std::string& base_dir, ElementType type,
-                                          std::vector<int64_t> shape, int64_t max_bytes, std::string_view what);
+                                          std::vector<int64_t> shape, int64_t max_bytes, std::string_view what,
+                                          MappedFileCache* mapped_files = nullptr);
 
 }  // namespace attune::importer

@@ -1,5 +1,6 @@
 #include "importer/graph_reader.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,8 +24,8 @@ std::string NormalizedDomain(const std::string& domain) { return domain == "ai.o
 
 class GraphReader {
  public:
-  GraphReader(onnx::GraphProto* proto, const TensorSource& source, Graph* graph)
-      : proto_(*proto), source_(source), graph_(*graph) {}
+  GraphReader(onnx::GraphProto* proto, const TensorSource& source, Graph* graph, const LeftOutRawData* left_out)
+      : proto_(*proto), source_(source), graph_(*graph), left_out_(left_out) {}
 
   absl::Status Read() {
     graph_.graph_name = proto_.name();
@@ -80,6 +81,9 @@ class GraphReader {
   }
 
   absl::Status ReadInitializers() {
+    if (left_out_ != nullptr && left_out_->spans.size() != static_cast<size_t>(proto_.initializer_size()))
+      return absl::InternalError(absl::StrCat("the model file lists ", left_out_->spans.size(),
+                                              " initializers but its parse holds ", proto_.initializer_size()));
     for (int i = 0; i < proto_.initializer_size(); ++i) {
       onnx::TensorProto& init = *proto_.mutable_initializer(i);
       if (init.name().empty()) return Invalid(absl::StrCat("initializer #", i, " has no name"));
@@ -91,7 +95,9 @@ class GraphReader {
         continue;
       }
       RETURN_IF_ERROR(ClaimProducer(init.name(), what));
-      ASSIGN_OR_RETURN(Tensor tensor, TensorFromProto(init, what, source_));
+      std::optional<MappedRawData> mapped;
+      if (left_out_ != nullptr && left_out_->spans[i]) mapped = MappedRawData{left_out_->file, *left_out_->spans[i]};
+      ASSIGN_OR_RETURN(Tensor tensor, TensorFromProto(init, what, source_, mapped ? &*mapped : nullptr));
       std::string().swap(*init.mutable_raw_data());  // the copy in `tensor` is the one we keep
       graph_.AddConstant(init.name(), std::move(tensor));
     }
@@ -243,6 +249,7 @@ class GraphReader {
   onnx::GraphProto& proto_;
   const TensorSource& source_;
   Graph& graph_;
+  const LeftOutRawData* left_out_;
   absl::flat_hash_set<std::string> used_;
   absl::flat_hash_set<std::string> skipped_;
   absl::flat_hash_map<std::string, std::string> producer_of_;
@@ -251,8 +258,9 @@ class GraphReader {
 
 }  // namespace
 
-absl::Status ReadGraph(onnx::GraphProto* proto, const TensorSource& source, Graph* graph) {
-  return GraphReader(proto, source, graph).Read();
+absl::Status ReadGraph(onnx::GraphProto* proto, const TensorSource& source, Graph* graph,
+                       const LeftOutRawData* left_out) {
+  return GraphReader(proto, source, graph, left_out).Read();
 }
 
 }  // namespace attune::importer

@@ -8,6 +8,8 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <optional>
+#include <string_view>
 
 #include "absl/strings/str_cat.h"
 #include "core/common/escape.h"
@@ -15,8 +17,10 @@
 #include "importer/function_inliner.h"
 #include "importer/torch_repeat_interleave.h"
 #include "importer/graph_reader.h"
+#include "importer/mapped_file.h"
 #include "importer/proto_parse.h"
 #include "importer/proto_tensor.h"
+#include "importer/raw_data_strip.h"
 #include "onnx/onnx_pb.h"
 
 namespace attune {
@@ -59,17 +63,43 @@ absl::Status ReadModelInfo(const onnx::ModelProto& model, Graph* graph) {
   return absl::OkStatus();
 }
 
+// Parses the mapped model file with its initializers' raw_data left out, which
+// `left_out` then locates, where the wire format allows; otherwise parses it
+// whole, as protobuf would the stream.
+bool ParseMappedModel(const importer::MappedFile& file, onnx::ModelProto* model, importer::LeftOutRawData* left_out) {
+  const std::string_view bytes(file.data(), static_cast<size_t>(file.size()));
+  if (std::optional<importer::StrippedModel> stripped = importer::StripInitializerRawData(bytes)) {
+    if (importer::ParseProtoWithLargeLimit(stripped->bytes, model) &&
+        static_cast<size_t>(model->graph().initializer_size()) == stripped->raw_data.size()) {
+      left_out->spans = std::move(stripped->raw_data);
+      return true;
+    }
+    // Not expected after a sound scan; protobuf's verdict on the whole file decides.
+    model->Clear();
+  }
+  return importer::ParseProtoWithLargeLimit(bytes, model);
+}
+
 absl::StatusOr<std::unique_ptr<Graph>> ImportParsedModel(onnx::ModelProto& model, const std::string& base_dir,
-                                                         const ImportOptions& options) {
+                                                         const ImportOptions& options,
+                                                         const importer::LeftOutRawData* left_out = nullptr,
+                                                         importer::MappedFileCache* mapped_files = nullptr) {
   if (!model.has_graph()) return absl::InvalidArgumentError("not a valid ONNX model: it has no graph");
   if (model.ir_version() <= 0) return absl::InvalidArgumentError("not a valid ONNX model: ir_version is missing");
   if (model.ir_version() > kNewestIrVersion) return TooNew(absl::StrCat("IR version ", model.ir_version()));
   RETURN_IF_ERROR(importer::InlineModelFunctions(&model));
   auto graph = std::make_unique<Graph>();
   RETURN_IF_ERROR(ReadModelInfo(model, graph.get()));
+  const int initializers = model.graph().initializer_size();
   RETURN_IF_ERROR(importer::RewriteTorchRepeatInterleave(model.mutable_graph(), graph->OpsetFor("")).status());
-  importer::TensorSource source{base_dir, options.max_tensor_bytes};
-  RETURN_IF_ERROR(importer::ReadGraph(model.mutable_graph(), source, graph.get()));
+  importer::LeftOutRawData with_rewrite;
+  if (left_out != nullptr && model.graph().initializer_size() > initializers) {
+    with_rewrite = *left_out;  // the rewrite's own constants come after the file's, with no span
+    with_rewrite.spans.resize(model.graph().initializer_size());
+    left_out = &with_rewrite;
+  }
+  importer::TensorSource source{base_dir, options.max_tensor_bytes, mapped_files};
+  RETURN_IF_ERROR(importer::ReadGraph(model.mutable_graph(), source, graph.get(), left_out));
   return graph;
 }
 
@@ -92,6 +122,7 @@ absl::StatusOr<std::unique_ptr<Graph>> ImportModelFromFile(const std::string& pa
   }
   struct stat info {};
   onnx::ModelProto model;
+  importer::LeftOutRawData left_out;
   absl::Status status;
   if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
     status = absl::InvalidArgumentError(absl::StrCat("model file ", QuoteName(path), " is not a regular file"));
@@ -99,13 +130,20 @@ absl::StatusOr<std::unique_ptr<Graph>> ImportModelFromFile(const std::string& pa
     status = TooBig(info.st_size, options);
   } else if (info.st_size == 0) {
     status = absl::InvalidArgumentError(absl::StrCat(kNotOnnx, " (the file ", QuoteName(path), " is empty)"));
-  } else if (!importer::ParseProtoFromFileWithLargeLimit(fd, &model)) {
-    status = absl::InvalidArgumentError(absl::StrCat(kNotOnnx, " (file ", QuoteName(path), ")"));
+  } else {
+    // Mapped, initializers stored raw use the file's bytes in place; a file
+    // the system will not map is streamed and copied as before.
+    left_out.file = importer::MappedFile::Map(fd, info.st_size);
+    const bool parsed = left_out.file != nullptr ? ParseMappedModel(*left_out.file, &model, &left_out)
+                                                 : importer::ParseProtoFromFileWithLargeLimit(fd, &model);
+    if (!parsed) status = absl::InvalidArgumentError(absl::StrCat(kNotOnnx, " (file ", QuoteName(path), ")"));
   }
   ::close(fd);
   RETURN_IF_ERROR(status);
   const std::filesystem::path folder = std::filesystem::path(path).parent_path();
-  return ImportParsedModel(model, folder.empty() ? std::filesystem::path(".").string() : folder.string(), options);
+  importer::MappedFileCache external_files;
+  return ImportParsedModel(model, folder.empty() ? std::filesystem::path(".").string() : folder.string(), options,
+                           left_out.spans.empty() ? nullptr : &left_out, &external_files);
 }
 
 }  // namespace attune

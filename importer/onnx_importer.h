@@ -20,6 +20,10 @@ inline constexpr int64_t kNewestIrVersion = 13;
 inline constexpr int kNewestDefaultOpset = 27;
 
 /// Imports the model at `path`; external data is looked up in the model's folder.
+/// Non-bool initializers stored raw (inline raw_data or external data) at
+/// offsets that are multiples of their element size use a private mapping of
+/// their file in place (importer/mapped_file.h); the files must not change
+/// while the graph or a tensor from it lives. Everything else is copied.
 /// Errors: NotFound (no such file), InvalidArgument (malformed model),
 /// Unimplemented (a feature Attune does not support), ResourceExhausted (limits).
 absl::StatusOr<std::unique_ptr<Graph>> ImportModelFromFile(const std::string& path, const ImportOptions& options = {});

@@ -84,15 +84,16 @@ absl::StatusOr<Tensor> Allocate(ElementType type, std::vector<int64_t> dims, std
   return tensor;
 }
 
-absl::StatusOr<Tensor> ReadExternal(const onnx::TensorProto& proto, ElementType type, std::vector<int64_t> dims,
-                                    std::string_view what, const TensorSource& source) {
-  if (proto.has_raw_data() || TypedFieldOf(proto, type).size > 0)
+absl::StatusOr<Tensor> ReadExternal(const onnx::TensorProto& proto, bool has_raw_data, ElementType type,
+                                    std::vector<int64_t> dims, std::string_view what, const TensorSource& source) {
+  if (has_raw_data || TypedFieldOf(proto, type).size > 0)
     return Invalid(what, "has data_location EXTERNAL but also holds inline data");
   std::vector<std::pair<std::string, std::string>> entries;
   for (const auto& entry : proto.external_data()) entries.emplace_back(entry.key(), entry.value());
   auto ref = ParseExternalDataRef(entries, what);
   if (!ref.ok()) return ref.status();
-  return ReadExternalTensor(*ref, source.base_dir, type, std::move(dims), source.max_tensor_bytes, what);
+  return ReadExternalTensor(*ref, source.base_dir, type, std::move(dims), source.max_tensor_bytes, what,
+                            source.mapped_files);
 }
 
 }  // namespace
@@ -128,7 +129,7 @@ absl::StatusOr<ElementType> ElementTypeFromOnnx(int32_t code, std::string_view w
 }
 
 absl::StatusOr<Tensor> TensorFromProto(const onnx::TensorProto& proto, std::string_view what,
-                                       const TensorSource& source) {
+                                       const TensorSource& source, const MappedRawData* mapped_raw_data) {
   auto type = ElementTypeFromOnnx(proto.data_type(), what);
   if (!type.ok()) return type.status();
   if (proto.has_segment()) return absl::UnimplementedError(absl::StrCat(Sv(what), ": segmented tensors are not supported"));
@@ -143,20 +144,31 @@ absl::StatusOr<Tensor> TensorFromProto(const onnx::TensorProto& proto, std::stri
                                                      source.max_tensor_bytes, " bytes"));
   const int64_t byte_size = *count * element_size;
 
+  const bool has_raw_data = proto.has_raw_data() || mapped_raw_data != nullptr;
   if (proto.data_location() == onnx::TensorProto::EXTERNAL)
-    return ReadExternal(proto, *type, std::move(dims), what, source);
+    return ReadExternal(proto, has_raw_data, *type, std::move(dims), what, source);
 
-  if (proto.has_raw_data()) {
-    const std::string& raw = proto.raw_data();
+  if (has_raw_data) {
+    const std::string_view raw =
+        mapped_raw_data == nullptr
+            ? std::string_view(proto.raw_data())
+            : std::string_view(mapped_raw_data->file->data() + mapped_raw_data->span.offset,
+                               static_cast<size_t>(mapped_raw_data->span.size));
     if (static_cast<int64_t>(raw.size()) != byte_size)
       return Invalid(what, absl::StrCat("raw_data holds ", raw.size(), " bytes but ", Describe(*type, dims),
                                         " needs ", byte_size));
+    // Bools are copied: their bytes are rewritten to 0 and 1 below.
+    if (mapped_raw_data != nullptr && *type != ElementType::kBool && mapped_raw_data->span.offset % element_size == 0)
+      return MappedTensor(mapped_raw_data->file, mapped_raw_data->span.offset, *type, std::move(dims));
     auto tensor = Allocate(*type, std::move(dims), what, source);
     if (!tensor.ok()) return tensor.status();
     if (byte_size > 0) std::memcpy(tensor->raw_data(), raw.data(), raw.size());
     if (*type == ElementType::kBool) {
       for (uint8_t& b : tensor->values<uint8_t>()) b = b != 0;
     }
+    // The copy is the one kept; the file's pages it was read from need not stay.
+    if (mapped_raw_data != nullptr)
+      mapped_raw_data->file->DropCopied(mapped_raw_data->span.offset, mapped_raw_data->span.size);
     return tensor;
   }
 

@@ -1,5 +1,6 @@
 #include "attune/tensor.h"
 
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -80,6 +81,29 @@ absl::StatusOr<Tensor> Tensor::Borrow(const TensorView& view) {
   t.shape_ = view.shape;
   t.num_elements_ = *count;
   t.data_ = view.data;
+  return t;
+}
+
+absl::StatusOr<Tensor> Tensor::Shared(ElementType type, std::vector<int64_t> shape, void* data,
+                                      std::shared_ptr<const void> owner) {
+  const size_t element_size = ElementSize(type);
+  if (element_size == 0)
+    return absl::InvalidArgumentError(absl::StrCat("unsupported element type ", ElementTypeName(type)));
+  auto count = CheckedElementCount(shape);
+  if (!count.ok()) return count.status();
+  if (owner == nullptr) return absl::InvalidArgumentError("Tensor::Shared: no owner keeps the data alive");
+  if (data == nullptr && *count != 0) return absl::InvalidArgumentError("Tensor::Shared: no data");
+  if (reinterpret_cast<uintptr_t>(data) % element_size != 0)
+    return absl::InvalidArgumentError(absl::StrCat("Tensor::Shared: data is not aligned to the ",
+                                                   ElementTypeName(type), " element size of ", element_size,
+                                                   " bytes"));
+  Tensor t;
+  t.type_ = type;
+  t.shape_ = std::move(shape);
+  t.num_elements_ = *count;
+  // The owner is held, never dereferenced: its constness does not reach data_.
+  t.storage_ = std::const_pointer_cast<void>(std::move(owner));
+  t.data_ = data;
   return t;
 }
 

@@ -97,7 +97,14 @@ using NamedTensorViews = std::vector<std::pair<std::string, TensorView>>;
 /// many threads at once on one Session; each Run has its own scratch memory.
 class ATTUNE_API Session {
  public:
-  /// Loads a model file (external data resolved beside it).
+  /// Loads a model file (external data resolved beside it). Initializers
+  /// stored raw at offsets aligned to their element size, in the .onnx file or
+  /// in external data, are not copied: the session reads them from a private
+  /// memory mapping of the file. The model file and its external data files
+  /// must therefore not be modified, truncated or rewritten in place while the
+  /// session (or a tensor it returned that aliases a weight) is alive, as with
+  /// any mapped file: the session could see the new bytes, or crash on SIGBUS
+  /// if the file shrinks. Replacing the file by renaming a new one over it is safe.
   static absl::StatusOr<std::unique_ptr<Session>> Create(const std::string& model_path,
                                                          const SessionOptions& options = {});
   /// Loads a model from memory (external data is refused).
@@ -146,6 +153,8 @@ class ATTUNE_API Session {
 
   /// Writes the optimised graph as an ONNX model (fused attention as ONNX Attention where expressible).
   /// Weights the session holds packed are written as the model had them, unpacked one at a time.
+  /// `path` must not be the file the session was loaded from: it is rewritten in place, and the
+  /// session may read weights from a mapping of it (Create); write elsewhere and rename instead.
   absl::Status SaveOptimizedModel(const std::string& path) const;
 
  private:

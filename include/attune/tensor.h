@@ -48,6 +48,17 @@ class ATTUNE_API Tensor {
   /// A tensor that uses the caller's memory without copying; the caller keeps
   /// it alive and unchanged for as long as the tensor is used.
   static absl::StatusOr<Tensor> Borrow(const TensorView& view);
+  /// A tensor over `data`, which `owner` keeps valid: the tensor and every copy
+  /// of it hold a reference to `owner` until they are destroyed, so the memory
+  /// lives as long as any of them (the importer passes a file mapping).
+  /// `data` must hold the shape's bytes and be aligned to the element size (not
+  /// necessarily to 64 bytes). Attune never writes to a model's constants, but
+  /// the Tensor API hands out non-const pointers: give writable memory, or a
+  /// private (copy-on-write) mapping, that nothing else changes while `owner`
+  /// lives. Errors: InvalidArgument for an unsupported type, a bad shape, no
+  /// owner, a null `data` with elements, or misaligned `data`.
+  static absl::StatusOr<Tensor> Shared(ElementType type, std::vector<int64_t> shape, void* data,
+                                       std::shared_ptr<const void> owner);
   /// A tensor holding a copy of `values` with the given shape.
   template <typename T>
   static absl::StatusOr<Tensor> FromVector(std::vector<int64_t> shape, const std::vector<T>& values);
