@@ -6,11 +6,11 @@
 #include <set>
 #include <tuple>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/common/escape.h"
 #include "core/common/status_macros.h"
+#include "core/ir/dim.h"
 #include "engine/session_access.h"
 
 namespace attune {
@@ -99,6 +99,27 @@ const TensorInfo* Find(const std::vector<TensorInfo>& infos, const std::string& 
 // The axis that grows from past to present: where the two shapes disagree
 // (different symbols or sizes). With nothing to tell them apart, the layout
 // every exporter uses: (B, H, S, D) -> 2, (2, B, H, S, D) -> 3.
+// The atom names of an expression (a minimum by its text).
+std::set<std::string> AtomNames(const DimExpr& e) {
+  std::set<std::string> names;
+  for (const auto& [monomial, coefficient] : e.terms())
+    for (const DimAtom& atom : monomial) names.insert(atom.text());
+  return names;
+}
+
+// `is` = `was` plus a sum of other dims (past_seq -> past_seq+seq), not a
+// multiple of it (batch -> 4*batch) nor another symbol.
+bool GrowsByOtherDims(const std::string& was, const std::string& is) {
+  if (was.empty() || is.empty() || was == is) return false;
+  const Dim before = Dim::Symbol(was), after = Dim::Symbol(is);
+  if (!before.is_symbol() || !after.is_symbol()) return false;
+  const std::optional<DimExpr> grown = DimExpr::Sub(*after.expr(), *before.expr());
+  if (!grown || grown->is_constant() || !grown->IsNonNegative()) return false;
+  for (const std::string& name : AtomNames(*grown))
+    if (AtomNames(*before.expr()).contains(name)) return false;
+  return true;
+}
+
 int SeqAxis(const TensorInfo* past, const TensorInfo& present) {
   const int rank = present.has_shape ? static_cast<int>(present.shape.size()) : 4;
   if (past != nullptr && past->has_shape && present.has_shape && past->shape.size() == present.shape.size()) {
@@ -114,7 +135,7 @@ int SeqAxis(const TensorInfo* past, const TensorInfo& present) {
     for (int d = 0; named && d < rank; ++d) {
       const std::string& was = past->shape_symbols[d];
       const std::string& is = present.shape_symbols[d];
-      if (!was.empty() && is.size() > was.size() && absl::StrContains(is, was)) return d;
+      if (GrowsByOtherDims(was, is)) return d;
     }
     for (int d = 0; named && d < rank; ++d)
       if (past->shape[d] < 0 && present.shape[d] < 0 && past->shape_symbols[d] != present.shape_symbols[d]) return d;
