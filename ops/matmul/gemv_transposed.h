@@ -24,8 +24,12 @@ using RowRangeFn = void (*)(const float* a, const float* b, float* c, int64_t m,
                             int64_t begin, int64_t end);
 void RowRangeGeneric(const float* a, const float* b, float* c, int64_t m, int64_t k, int64_t n, int64_t begin,
                      int64_t end);
+/// Four streams in distant parts of the range (AVX2 machines).
 void RowRangeAvx2(const float* a, const float* b, float* c, int64_t m, int64_t k, int64_t n, int64_t begin,
                   int64_t end);
+/// Adjacent rows, one stream (AVX-512 machines).
+void RowRangeAvx2Adjacent(const float* a, const float* b, float* c, int64_t m, int64_t k, int64_t n, int64_t begin,
+                          int64_t end);
 
 }  // namespace gemv_transposed_detail
 

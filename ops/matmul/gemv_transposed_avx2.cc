@@ -1,18 +1,22 @@
 // The transposed GEMV with ymm FMAs. A range of B's rows is cut into
-// kStreams equal parts walked side by side: each step takes one row of every
-// part, so the reads are kStreams sequential streams in distant parts of B.
-// On Zen 3 (bench/gemv_bench, GPT-2's tied head) that read 12.7-13.4 GB/s on
-// one core and 19-20 on two, against 9.0-9.4 and 15.2 for adjacent rows, whose
-// streams are one region of memory. Two accumulators per row keep the FMA
-// latency off the critical path.
+// `Streams` equal parts walked side by side: each step takes one row of every
+// part, so the reads are `Streams` sequential streams in distant parts of B.
+// The best count depends on the core's prefetchers (bench/gemv_bench, GPT-2's
+// tied head, three copies of it so that none is in L3):
+// - Zen 3: four streams read 12.7-13.4 GB/s on one core and 19-20 on two,
+//   against 9.0-9.4 and 15.2 for adjacent rows, whose streams are one region
+//   of memory;
+// - Zen 4: adjacent rows read 21.6-22.4 GB/s on one core and 30-42 on two,
+//   against 16.6-21.3 and 27-31 with four streams.
+// AVX2 machines take four streams and AVX-512 machines adjacent rows
+// (gemv_transposed.cc). Two accumulators per row keep the FMA latency off the
+// critical path.
 #include <immintrin.h>
 
 #include "ops/matmul/gemv_transposed.h"
 
 namespace attune::gemv_transposed_detail {
 namespace {
-
-constexpr int kStreams = 4;
 
 float HorizontalSum(__m256 v) {
   const __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
@@ -40,10 +44,9 @@ void Dots(const float* a, const float* const* rows, int64_t k, float* out) {
   }
 }
 
-}  // namespace
-
-void RowRangeAvx2(const float* a, const float* b, float* c, int64_t m, int64_t k, int64_t n, int64_t begin,
-                  int64_t end) {
+template <int kStreams>
+void RowRange(const float* a, const float* b, float* c, int64_t m, int64_t k, int64_t n, int64_t begin,
+              int64_t end) {
   // An odd number of rows apart, so that rows of a power-of-two length do not
   // put the streams at the same low address bits (gemv_weights_avx2.cc).
   int64_t part = (end - begin) / kStreams;
@@ -64,6 +67,18 @@ void RowRangeAvx2(const float* a, const float* b, float* c, int64_t m, int64_t k
       c[r * n + col] = dots[0];
     }
   }
+}
+
+}  // namespace
+
+void RowRangeAvx2(const float* a, const float* b, float* c, int64_t m, int64_t k, int64_t n, int64_t begin,
+                  int64_t end) {
+  RowRange<4>(a, b, c, m, k, n, begin, end);
+}
+
+void RowRangeAvx2Adjacent(const float* a, const float* b, float* c, int64_t m, int64_t k, int64_t n, int64_t begin,
+                          int64_t end) {
+  RowRange<1>(a, b, c, m, k, n, begin, end);
 }
 
 }  // namespace attune::gemv_transposed_detail

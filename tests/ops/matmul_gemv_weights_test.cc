@@ -120,7 +120,8 @@ TEST(GemvPanels, RowMajorMatrixInPlace) {
 TEST(GemvTransposed, EveryVariantMatchesReference) {
   // B is [N, K] (a tied embedding read as the lm_head): K with and without a
   // tail past the 16-float steps, N with and without a tail past 4 equal parts.
-  for (Isa isa : {Isa::kGeneric, Isa::kAvx2}) {
+  // AVX2 reads four streams, AVX-512 adjacent rows.
+  for (Isa isa : {Isa::kGeneric, Isa::kAvx2, Isa::kAvx512}) {
     if (!IsaSupported(isa)) continue;
     IsaScope scope(isa);
     for (auto [k, n] : {std::pair<int64_t, int64_t>{768, 1031}, {1, 5}, {16, 4}, {19, 3}, {33, 600}, {100, 257}}) {
