@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/common/status_macros.h"
 #include "core/common/strings.h"
+#include "ops/matmul/gemm_transposed.h"
 #include "ops/matmul/gemv_transposed.h"
 #include "ops/matmul/kernels.h"
 #include "ops/matmul/matmul_compute.h"
@@ -46,6 +47,10 @@ class FusedMatMulKernel final : public Kernel {
       GemvTransposed(a->data<float>(), b->data<float>(), c->data<float>(), shape.m, shape.k, shape.n, ctx.threads());
       return absl::OkStatus();
     }
+    if (trans_b_ && a->type() == ElementType::kFloat32 && shape.out_batch.empty() &&
+        shape.m >= kGemmTransposedMinRows && GemmTransposedAvailable())
+      return GemmTransposed(a->data<float>(), b->data<float>(), c->data<float>(), shape.m, shape.k, shape.n,
+                            ctx.threads());
     return ComputeMatMul(shape, *a, *b, *c, ctx.threads(), /*trans_a=*/false, trans_b_);
   }
 

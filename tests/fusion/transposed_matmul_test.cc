@@ -125,6 +125,16 @@ TEST(TransposedMatMul, FewRowsAsDotProducts) {
   }
 }
 
+// From kGemmTransposedMinRows rows B is transposed panel by panel
+// (gemm_transposed.h) on AVX-512 machines, else read through oneDNN's strides.
+TEST(TransposedMatMul, ManyRowsThroughTransposedPanels) {
+  for (int64_t rows : {16, 23, 130}) {
+    auto [graph, optimised] = InputProduct(Dims({1, "rows", 70}), Dims({4099, 70}));
+    ASSERT_EQ(CountOps(*optimised, "FusedMatMul"), 1);
+    ExpectSameResults(*graph, *optimised, {PseudoRandom({1, rows, 70}, 11), PseudoRandom({4099, 70}, 12)});
+  }
+}
+
 TEST(TransposedMatMul, OtherPermutationsStay) {
   // (0, 2, 3, 1) moves an axis into the matrix; (1, 0, 2, 3) swaps batch axes.
   struct Case {
