@@ -132,6 +132,12 @@ absl::Status AttentionKernel::Run(KernelContext& ctx) const {
   KeyPadding padding;
   if (key_padding != nullptr) {
     ASSIGN_OR_RETURN(padding, PrepareKeyPadding(ctx, p, s, *key_padding));
+    // With no key hidden the subgraph's padding term adds zeros, which change
+    // no score: the kernels then run as without the mask, reading no bias
+    // (an unpadded prompt, the common case).
+    if (padding.every_key_visible) key_padding = nullptr;
+  }
+  if (key_padding != nullptr) {
     if (mask != nullptr) {
       ASSIGN_OR_RETURN(folded, FoldKeyPadding(ctx, p, s, bias.view, padding));
     } else {

@@ -90,6 +90,7 @@ absl::StatusOr<KeyPadding> PrepareKeyPadding(const KernelContext& ctx, const Att
       kp.visible[at] = shows ? 1 : 0;
       bias[at] = shows ? 0.0f : -std::numeric_limits<float>::infinity();
       if (shows) kp.valid_keys[static_cast<size_t>(b)] = j + 1;
+      kp.every_key_visible = kp.every_key_visible && shows;
     }
   }
   kp.bias.data = bias;

@@ -20,6 +20,7 @@ struct KeyPadding {
   StridedView bias;                 // [batch][*][*][total_kv_len]: 0 or -inf, heads and rows broadcast
   std::vector<int64_t> valid_keys;  // per batch: last visible key + 1
   std::vector<uint8_t> visible;     // [batch][total_kv_len]
+  bool every_key_visible = true;    // no key is padding: the mask changes nothing
   Tensor storage;                   // the bias rows
 };
 

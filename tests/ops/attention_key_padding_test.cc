@@ -69,6 +69,26 @@ TEST(AttentionKeyPadding, OneEntryBroadcastsToEveryKey) {
   }
 }
 
+// A mask that hides no key adds zeros to the scores: the kernels run as
+// without it, and the result is the same to the bit.
+TEST(AttentionKeyPadding, NoKeyHiddenIsTheUnpaddedAttention) {
+  const int64_t t = 4, keys = kPast + t;
+  const Tensor every_key = Ints({kB, keys}, std::vector<int64_t>(kB * keys, 1));
+  for (AttentionBackend backend : kBackends) {
+    auto want = RunKernel(Call(t, Tensor(), nullptr, backend));
+    auto got = RunKernel(Call(t, every_key, nullptr, backend));
+    ASSERT_TRUE(want.ok()) << want.status();
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_EQ(MaxAbsDifference((*want)[0], (*got)[0]), 0.0);
+    // One hidden key changes the rows that saw it.
+    std::vector<int64_t> one_hidden(kB * keys, 1);
+    one_hidden[1] = 0;
+    auto padded = RunKernel(Call(t, Ints({kB, keys}, one_hidden), nullptr, backend));
+    ASSERT_TRUE(padded.ok()) << padded.status();
+    EXPECT_GT(MaxAbsDifference((*want)[0], (*padded)[0]), 1e-3);
+  }
+}
+
 TEST(AttentionKeyPadding, WithoutBroadcastingOneEntryIsRefused) {
   for (const char* length : {static_cast<const char*>(nullptr), "keys"}) {
     auto out = RunKernel(Call(2, Ints({kB, 1}, {1, 1}), length, AttentionBackend::kAuto));
