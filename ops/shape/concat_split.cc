@@ -125,7 +125,7 @@ absl::Status SplitRun(KernelContext& ctx, int64_t axis_attr, const std::optional
     const int64_t row = sizes[i] * inner_bytes, row_offset = offset;
     offset += row;
     if (!ctx.output_wanted(i)) continue;
-    ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(i, input->type(), shape));
+    ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutputForOverwrite(i, input->type(), shape));
     if (out->num_elements() == 0) continue;
     char* dst = static_cast<char*>(out->raw_data());
     const int threads = ThreadsForBytes(static_cast<int64_t>(out->byte_size()), ctx.threads());
