@@ -114,10 +114,19 @@ void PanelRangeAvx512(const Problem& p, int64_t first, int64_t last, float* pane
       const int64_t k0 = p.k * kb / depth_blocks, kc = p.k * (kb + 1) / depth_blocks - k0;
       Pack(p, n0, k0, kc, panel);
       const bool init = kb == 0;
+      // A last tile of one to three rows reuses each panel load too little:
+      // the last full tile and it go as two tiles of three to five rows.
+      const int64_t rest = p.m % kTileRows;
+      const int64_t full = p.m / kTileRows - (rest > 0 && rest < kTileRows / 2 && p.m > kTileRows ? 1 : 0);
       int64_t i = 0;
-      for (; i + kTileRows <= p.m; i += kTileRows)
+      for (; i < full * kTileRows; i += kTileRows)
         Tile<kTileRows>(p.a + i * p.k + k0, p.k, panel, kc, p.c + i * p.n + n0, p.n, init, masks);
-      if (i < p.m) EdgeTile(p.m - i, p.a + i * p.k + k0, p.k, panel, kc, p.c + i * p.n + n0, p.n, init, masks);
+      while (i < p.m) {
+        const int64_t left = p.m - i;
+        const int64_t rows = left < kTileRows ? left : (left + 1) / 2;
+        EdgeTile(rows, p.a + i * p.k + k0, p.k, panel, kc, p.c + i * p.n + n0, p.n, init, masks);
+        i += rows;
+      }
     }
   }
 }

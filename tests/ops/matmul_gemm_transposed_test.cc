@@ -1,7 +1,8 @@
 // GemmTransposed (gemm_transposed.h): c = a · bᵀ with B stored [N, K], as the
 // prompt's lm_head reads a tied embedding, against a double-precision
-// reference: row counts around the 6-row tile, K around the 16 x 16
-// transposes and across depth blocks, N around the 64-column panels.
+// reference: row counts around the 6-row tile (and the last tile split in
+// two), K around the 16 x 16 transposes and across depth blocks, N around the
+// 64-column panels.
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -26,7 +27,8 @@ TEST(GemmTransposed, MatchesReferenceAcrossTilesTransposesAndPanels) {
     int64_t m, k, n;
   };
   const Case cases[] = {{16, 768, 1031}, {17, 16, 64}, {23, 19, 65}, {6, 1, 5},     {1, 33, 130},
-                        {13, 15, 63},    {40, 1025, 70}, {7, 2500, 129}, {130, 64, 200}};
+                        {13, 15, 63},    {40, 1025, 70}, {7, 2500, 129}, {130, 64, 200},
+                        {8, 40, 77},     {128, 16, 64},  {2, 17, 3}};
   for (const Case& t : cases) {
     // Exactly sized, so that a read past B's last row or K shows under ASan.
     const std::vector<float> a = Filled(t.m * t.k, 1), b = Filled(t.n * t.k, 2);
