@@ -1,10 +1,7 @@
 #include "ops/matmul/gemm_rows.h"
 
-#include <atomic>
-
-#include "core/memory/pooled_buffer.h"
 #include "ops/common/cpu_features.h"
-#include "ops/common/parallel.h"
+#include "ops/common/parallel_scratch.h"
 
 namespace attune {
 
@@ -23,18 +20,11 @@ absl::Status GemmRowsInPlace(const float* weights, int64_t k, int64_t n, const f
   // Strips per thread below which one thread does it all: a strip is M · K
   // multiply-adds per column (1.6 M at M = 128, K = 768).
   constexpr int64_t kStripsGrain = 4;
-  std::atomic<bool> no_scratch{false};
-  ParallelForRange(strips, kStripsGrain, threads, [&](int64_t first, int64_t last) {
-    PooledBuffer scratch(sizeof(float) * kStripScratchFloats);
-    if (scratch.data() == nullptr) {
-      no_scratch.store(true, std::memory_order_relaxed);
-      return;
-    }
-    StripRangeAvx2(p, first, last, static_cast<float*>(scratch.data()));
-  });
-  if (no_scratch.load(std::memory_order_relaxed))
-    return absl::ResourceExhaustedError("matmul: cannot allocate the row GEMM's weight strips");
-  return absl::OkStatus();
+  return ParallelForRangeWithScratch(
+      strips, kStripsGrain, threads, sizeof(float) * kStripScratchFloats, "matmul: the row GEMM's weight strips",
+      [&](int64_t first, int64_t last, void* scratch) {
+        StripRangeAvx2(p, first, last, static_cast<float*>(scratch));
+      });
 }
 
 }  // namespace attune

@@ -1,10 +1,9 @@
 #include "ops/matmul/gemm_transposed.h"
 
-#include <atomic>
+#include <algorithm>
 
-#include "core/memory/pooled_buffer.h"
 #include "ops/common/cpu_features.h"
-#include "ops/common/parallel.h"
+#include "ops/common/parallel_scratch.h"
 
 namespace attune {
 
@@ -22,18 +21,11 @@ absl::Status GemmTransposed(const float* a, const float* b, float* c, int64_t m,
   // Panels per thread below which one thread does it all: a panel is
   // M · K · 64 multiply-adds (6.3 M at M = 128, K = 768).
   const int64_t grain = m * k >= int64_t{1} << 14 ? 1 : panels;
-  std::atomic<bool> no_scratch{false};
-  ParallelForRange(panels, grain, threads, [&](int64_t first, int64_t last) {
-    PooledBuffer scratch(sizeof(float) * kPanelScratchFloats);
-    if (scratch.data() == nullptr) {
-      no_scratch.store(true, std::memory_order_relaxed);
-      return;
-    }
-    PanelRangeAvx512(p, first, last, static_cast<float*>(scratch.data()));
-  });
-  if (no_scratch.load(std::memory_order_relaxed))
-    return absl::ResourceExhaustedError("matmul: cannot allocate the transposed GEMM's panel");
-  return absl::OkStatus();
+  return ParallelForRangeWithScratch(
+      panels, grain, threads, sizeof(float) * kPanelScratchFloats, "matmul: the transposed GEMM's panel",
+      [&](int64_t first, int64_t last, void* scratch) {
+        PanelRangeAvx512(p, first, last, static_cast<float*>(scratch));
+      });
 }
 
 }  // namespace attune

@@ -13,17 +13,13 @@
 #include "ops/common/cpu_features.h"
 #include "ops/matmul/gemm_rows.h"
 #include "ops/matmul/onednn_matmul.h"
+#include "tests/common/pattern_values.h"
 
 namespace attune {
 namespace {
 
-float Value(int64_t i, int64_t salt) { return static_cast<float>((i * 37 + salt * 11) % 23) / 23.0f - 0.48f; }
-
-std::vector<float> Values(int64_t count, int64_t salt) {
-  std::vector<float> v(count);
-  for (int64_t i = 0; i < count; ++i) v[i] = Value(i, salt);
-  return v;
-}
+using testing::PatternValue;
+using testing::PatternValues;
 
 // c = a · w (+ bias) in double precision, rounded once.
 std::vector<float> Reference(const std::vector<float>& a, const std::vector<float>& w, const float* bias, int64_t m,
@@ -54,7 +50,7 @@ TEST_F(GemmRowsTest, MatchesReferenceAcrossTilesStripsAndRowBlocks) {
     for (int64_t k : ks)
       for (int64_t n : ns)
         for (bool with_bias : {false, true}) {
-          const std::vector<float> a = Values(m * k, 1), w = Values(k * n, 2), bias = Values(n, 3);
+          const std::vector<float> a = PatternValues(m * k, 1), w = PatternValues(k * n, 2), bias = PatternValues(n, 3);
           const float* b = with_bias ? bias.data() : nullptr;
           const std::vector<float> want = Reference(a, w, b, m, k, n);
           std::vector<float> one(m * n, -7.0f), two(m * n, -7.0f);
@@ -69,8 +65,8 @@ TEST_F(GemmRowsTest, MatchesReferenceAcrossTilesStripsAndRowBlocks) {
 
 TEST_F(GemmRowsTest, NanInARowReachesThatRowOnly) {
   const int64_t m = 9, k = 50, n = 33;
-  std::vector<float> a = Values(m * k, 4);
-  const std::vector<float> w = Values(k * n, 5);
+  std::vector<float> a = PatternValues(m * k, 4);
+  const std::vector<float> w = PatternValues(k * n, 5);
   a[7 * k + 20] = std::numeric_limits<float>::quiet_NaN();
   std::vector<float> c(m * n);
   ASSERT_TRUE(GemmRowsInPlace(w.data(), k, n, a.data(), m, nullptr, c.data(), 2).ok());
@@ -80,7 +76,7 @@ TEST_F(GemmRowsTest, NanInARowReachesThatRowOnly) {
 
 TEST_F(GemmRowsTest, ConstantInPlaceProductTakesIt) {
   const int64_t m = 37, k = 300, n = 70;
-  const std::vector<float> a = Values(m * k, 6), w = Values(k * n, 7), bias = Values(n, 8);
+  const std::vector<float> a = PatternValues(m * k, 6), w = PatternValues(k * n, 7), bias = PatternValues(n, 8);
   OneDnnConstantMatMul::Options options;
   options.in_place = true;
   options.bias = bias.data();

@@ -9,17 +9,13 @@
 
 #include "gtest/gtest.h"
 #include "ops/matmul/gemm_transposed.h"
+#include "tests/common/pattern_values.h"
 
 namespace attune {
 namespace {
 
-float Value(int64_t i, int64_t salt) { return static_cast<float>((i * 37 + salt * 11) % 23) / 23.0f - 0.48f; }
-
-std::vector<float> Filled(int64_t count, int64_t salt) {
-  std::vector<float> v(count);
-  for (int64_t i = 0; i < count; ++i) v[i] = Value(i, salt);
-  return v;
-}
+using testing::PatternValue;
+using testing::PatternValues;
 
 TEST(GemmTransposed, MatchesReferenceAcrossTilesTransposesAndPanels) {
   if (!GemmTransposedAvailable()) GTEST_SKIP() << "GemmTransposed runs on AVX-512 machines only";
@@ -31,7 +27,7 @@ TEST(GemmTransposed, MatchesReferenceAcrossTilesTransposesAndPanels) {
                         {8, 40, 77},     {128, 16, 64},  {2, 17, 3}};
   for (const Case& t : cases) {
     // Exactly sized, so that a read past B's last row or K shows under ASan.
-    const std::vector<float> a = Filled(t.m * t.k, 1), b = Filled(t.n * t.k, 2);
+    const std::vector<float> a = PatternValues(t.m * t.k, 1), b = PatternValues(t.n * t.k, 2);
     std::vector<float> c1(t.m * t.n, NAN), c2(t.m * t.n, NAN);
     ASSERT_TRUE(GemmTransposed(a.data(), b.data(), c1.data(), t.m, t.k, t.n, 1).ok());
     ASSERT_TRUE(GemmTransposed(a.data(), b.data(), c2.data(), t.m, t.k, t.n, 2).ok());
@@ -49,7 +45,7 @@ TEST(GemmTransposed, MatchesReferenceAcrossTilesTransposesAndPanels) {
 TEST(GemmTransposed, NanAndInfinityReachOnlyTheirRowOrColumn) {
   if (!GemmTransposedAvailable()) GTEST_SKIP() << "GemmTransposed runs on AVX-512 machines only";
   constexpr int64_t m = 20, k = 40, n = 100;
-  std::vector<float> a = Filled(m * k, 3), b = Filled(n * k, 4);
+  std::vector<float> a = PatternValues(m * k, 3), b = PatternValues(n * k, 4);
   a[7 * k + 33] = std::numeric_limits<float>::quiet_NaN();  // row 7 of C
   b[70 * k + 5] = std::numeric_limits<float>::infinity();   // column 70 of C
   std::vector<float> c(m * n, 0.0f);

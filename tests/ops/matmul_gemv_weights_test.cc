@@ -14,11 +14,13 @@
 #include "ops/matmul/gemv_transposed.h"
 #include "ops/matmul/gemv_weights.h"
 #include "ops/matmul/onednn_matmul.h"
+#include "tests/common/pattern_values.h"
 
 namespace attune {
 namespace {
 
-float Value(int64_t i, int64_t salt) { return static_cast<float>((i * 37 + salt * 11) % 23) / 23.0f - 0.48f; }
+using testing::PatternValue;
+using testing::PatternValues;
 
 // Packs a row-major K × N matrix into `layout`, padding with a value that
 // would show up in any output it leaked into.
@@ -65,13 +67,13 @@ TEST(GemvPanels, EveryVariantMatchesReference) {
     for (const Case& cs : cases) {
       const PanelLayout layout = Layout(cs.k, cs.n, cs.cols, cs.block_rows);
       std::vector<float> w(cs.k * cs.n), bias(cs.n);
-      for (int64_t i = 0; i < cs.k * cs.n; ++i) w[i] = Value(i, 1);
-      for (int64_t j = 0; j < cs.n; ++j) bias[j] = Value(j, 2);
+      for (int64_t i = 0; i < cs.k * cs.n; ++i) w[i] = PatternValue(i, 1);
+      for (int64_t j = 0; j < cs.n; ++j) bias[j] = PatternValue(j, 2);
       const std::vector<float> packed = Pack(w, layout);
       for (int64_t m = 1; m <= kGemvMaxRowsOfA; ++m)
         for (bool with_bias : {false, true}) {
           std::vector<float> a(m * cs.k);
-          for (int64_t i = 0; i < m * cs.k; ++i) a[i] = Value(i, 3 + m);
+          for (int64_t i = 0; i < m * cs.k; ++i) a[i] = PatternValue(i, 3 + m);
           std::vector<float> c1(m * cs.n, NAN), c2(m * cs.n, NAN);
           const float* b = with_bias ? bias.data() : nullptr;
           GemvPanels(layout, packed.data(), a.data(), m, b, c1.data(), 1);
@@ -97,11 +99,11 @@ TEST(GemvPanels, RowMajorMatrixInPlace) {
     IsaScope scope(isa);
     for (auto [k, n] : {std::pair<int64_t, int64_t>{768, 200}, {3, 1}, {64, 64}, {19, 130}, {9, 2500}, {6, 1031}, {1000, 77}, {130, 33}}) {
       std::vector<float> w(k * n), bias(n);
-      for (int64_t i = 0; i < k * n; ++i) w[i] = Value(i, 8);
-      for (int64_t j = 0; j < n; ++j) bias[j] = Value(j, 9);
+      for (int64_t i = 0; i < k * n; ++i) w[i] = PatternValue(i, 8);
+      for (int64_t j = 0; j < n; ++j) bias[j] = PatternValue(j, 9);
       for (int64_t m = 1; m <= kGemvMaxRowsOfA; ++m) {
         std::vector<float> a(m * k), c(m * n, NAN), c1(m * n, NAN);
-        for (int64_t i = 0; i < m * k; ++i) a[i] = Value(i, 10 + m);
+        for (int64_t i = 0; i < m * k; ++i) a[i] = PatternValue(i, 10 + m);
         GemvRowMajor(w.data(), k, n, a.data(), m, bias.data(), c.data(), 2);
         GemvRowMajor(w.data(), k, n, a.data(), m, bias.data(), c1.data(), 1);
         for (int64_t i = 0; i < m * n; ++i) ASSERT_EQ(c[i], c1[i]) << IsaName(isa) << " threads differ at " << i;
@@ -126,10 +128,10 @@ TEST(GemvTransposed, EveryVariantMatchesReference) {
     IsaScope scope(isa);
     for (auto [k, n] : {std::pair<int64_t, int64_t>{768, 1031}, {1, 5}, {16, 4}, {19, 3}, {33, 600}, {100, 257}}) {
       std::vector<float> b(n * k);
-      for (int64_t i = 0; i < n * k; ++i) b[i] = Value(i, 4);
+      for (int64_t i = 0; i < n * k; ++i) b[i] = PatternValue(i, 4);
       for (int64_t m = 1; m <= kGemvMaxRowsOfA; ++m) {
         std::vector<float> a(m * k), c1(m * n, NAN), c2(m * n, NAN);
-        for (int64_t i = 0; i < m * k; ++i) a[i] = Value(i, 5 + m);
+        for (int64_t i = 0; i < m * k; ++i) a[i] = PatternValue(i, 5 + m);
         GemvTransposed(a.data(), b.data(), c1.data(), m, k, n, 1);
         GemvTransposed(a.data(), b.data(), c2.data(), m, k, n, 2);
         for (int64_t r = 0; r < m; ++r)
@@ -150,8 +152,8 @@ TEST(GemvPanels, PackedOneDnnWeightsAgreeAcrossRowCounts) {
   // take oneDNN. Each row's result must not depend on which path ran.
   for (auto [k, n] : {std::pair<int64_t, int64_t>{768, 2304}, {100, 37}, {3072, 130}}) {
     std::vector<float> w(k * n), bias(n);
-    for (int64_t i = 0; i < k * n; ++i) w[i] = Value(i, 5);
-    for (int64_t j = 0; j < n; ++j) bias[j] = Value(j, 6);
+    for (int64_t i = 0; i < k * n; ++i) w[i] = PatternValue(i, 5);
+    for (int64_t j = 0; j < n; ++j) bias[j] = PatternValue(j, 6);
     for (bool in_place : {false, true}) {
     OneDnnConstantMatMul::Options options;
     options.bias = bias.data();
@@ -163,7 +165,7 @@ TEST(GemvPanels, PackedOneDnnWeightsAgreeAcrossRowCounts) {
     ASSERT_EQ((*packed)->in_place(), in_place);
     constexpr int64_t kRows = 6;
     std::vector<float> a(kRows * k);
-    for (int64_t i = 0; i < kRows * k; ++i) a[i] = Value(i, 7);
+    for (int64_t i = 0; i < kRows * k; ++i) a[i] = PatternValue(i, 7);
     std::vector<float> all(kRows * n);
     ASSERT_TRUE((*packed)->Run(a.data(), kRows, all.data(), 1).ok());
     for (int64_t m = 1; m <= kGemvMaxRowsOfA; ++m) {
@@ -188,8 +190,8 @@ TEST(OneDnnConstantMatMul, InPlaceWeightsWhoseRowsCrowdL1SetsAreReorderedForMany
   // 33 x 2304 always does), and both give the reference product.
   for (auto [k, n] : {std::pair<int64_t, int64_t>{40, 1024}, {17, 3072}, {9, 1536}, {33, 2304}, {2048, 1630}}) {
     std::vector<float> w(k * n), bias(n);
-    for (int64_t i = 0; i < k * n; ++i) w[i] = Value(i, 12);
-    for (int64_t j = 0; j < n; ++j) bias[j] = Value(j, 13);
+    for (int64_t i = 0; i < k * n; ++i) w[i] = PatternValue(i, 12);
+    for (int64_t j = 0; j < n; ++j) bias[j] = PatternValue(j, 13);
     OneDnnConstantMatMul::Options options;
     options.bias = bias.data();
     options.in_place = true;
@@ -203,7 +205,7 @@ TEST(OneDnnConstantMatMul, InPlaceWeightsWhoseRowsCrowdL1SetsAreReorderedForMany
     for (int64_t m : {5, 31, 32, 70}) {
       if (k * n > 1000000 && m != 32) continue;  // the large case once, above the threshold
       std::vector<float> a(m * k), c(m * n, NAN);
-      for (int64_t i = 0; i < m * k; ++i) a[i] = Value(i, 14);
+      for (int64_t i = 0; i < m * k; ++i) a[i] = PatternValue(i, 14);
       ASSERT_TRUE((*weights)->Run(a.data(), m, c.data(), 2).ok());
       for (int64_t i = 0; i < m * n; ++i) {
         double want = bias[i % n];
