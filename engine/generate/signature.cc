@@ -96,9 +96,6 @@ const TensorInfo* Find(const std::vector<TensorInfo>& infos, const std::string& 
   return nullptr;
 }
 
-// The axis that grows from past to present: where the two shapes disagree
-// (different symbols or sizes). With nothing to tell them apart, the layout
-// every exporter uses: (B, H, S, D) -> 2, (2, B, H, S, D) -> 3.
 // The atom names of an expression (a minimum by its text).
 std::set<std::string> AtomNames(const DimExpr& e) {
   std::set<std::string> names;
@@ -115,11 +112,15 @@ bool GrowsByOtherDims(const std::string& was, const std::string& is) {
   if (!before.is_symbol() || !after.is_symbol()) return false;
   const std::optional<DimExpr> grown = DimExpr::Sub(*after.expr(), *before.expr());
   if (!grown || grown->is_constant() || !grown->IsNonNegative()) return false;
+  const std::set<std::string> own = AtomNames(*before.expr());
   for (const std::string& name : AtomNames(*grown))
-    if (AtomNames(*before.expr()).contains(name)) return false;
+    if (own.contains(name)) return false;
   return true;
 }
 
+// The axis that grows from past to present: where the two shapes disagree
+// (different symbols or sizes). With nothing to tell them apart, the layout
+// every exporter uses: (B, H, S, D) -> 2, (2, B, H, S, D) -> 3.
 int SeqAxis(const TensorInfo* past, const TensorInfo& present) {
   const int rank = present.has_shape ? static_cast<int>(present.shape.size()) : 4;
   if (past != nullptr && past->has_shape && present.has_shape && past->shape.size() == present.shape.size()) {

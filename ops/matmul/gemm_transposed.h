@@ -5,10 +5,10 @@
 // L2; 16 x 16 blocks transposed in registers) and multiplies every row of A
 // by it with a 6 x 64 register tile, so each element of B is moved once and
 // then serves all M rows; the next block of B is prefetched into L2 while the
-// tiles run (3-4% of the head's time on one thread). On GPT-2's head at 128 rows (Zen 4, in the whole
-// model, interleaved runs) this took the same time as oneDNN 2.6 reading B
-// through its strides on one thread (103-108 ms both) and 54-71 ms against
-// oneDNN's 75-81 ms on two (about 65% of the two cores' FMA peak).
+// tiles run (3-4% of the head's time on one thread). On GPT-2's head at 128
+// rows (Zen 4, in the whole model, interleaved runs) this took the same time
+// as oneDNN 2.6 reading B through its strides on one thread (101-108 ms) and
+// 50-71 ms against oneDNN's 75-81 ms on two.
 //
 // Each output is summed over K in order (depth blocks of at most kMaxDepth
 // in turn), and threads take disjoint ranges of panels, so results do not

@@ -1,4 +1,8 @@
 // The AVX-512 panels of GemmTransposed (gemm_transposed.h).
+// GCC 12 warns about _mm512_undefined_ps() inside its own intrinsics headers.
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
 #include <immintrin.h>
 
 #include <algorithm>

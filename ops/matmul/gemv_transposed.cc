@@ -45,9 +45,9 @@ void GemvTransposed(const float* a, const float* b, float* c, int64_t m, int64_t
   // AVX-512 machines take the ymm variant too: streaming loads of 512 bits
   // were slower on Zen 4 (gemv_weights.cc). Their prefetchers read adjacent
   // rows faster than several streams (gemv_transposed_avx2.cc).
-  const RowRangeFn run = ActiveIsa() == Isa::kAvx512 ? RowRangeAvx2Adjacent
-                                : ActiveIsa() == Isa::kAvx2 ? RowRangeAvx2
-                                                            : RowRangeGeneric;
+  const Isa isa = ActiveIsa();
+  const RowRangeFn run =
+      isa == Isa::kAvx512 ? RowRangeAvx2Adjacent : isa == Isa::kAvx2 ? RowRangeAvx2 : RowRangeGeneric;
   ParallelForRange(n, kRowsGrain, threads, [&](int64_t begin, int64_t end) { run(a, b, c, m, k, n, begin, end); });
 }
 

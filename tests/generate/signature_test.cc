@@ -117,8 +117,10 @@ TEST(SignatureTest, BloomCacheGrowsOnTheAxisThatAddsTheTokens) {
   EXPECT_EQ(s->cache[0].seq_axis, 2);
   EXPECT_EQ(s->cache[1].seq_axis, 1);
   // A batch named as a multiple of the past's own is not the growing axis.
-  std::vector<TensorInfo> in2 = {Ids(), Info("past_key_values.0.key", ElementType::kFloat32, {"batch", "16", "past_seq"})};
-  std::vector<TensorInfo> out2 = {Logits(), Info("present.0.key", ElementType::kFloat32, {"4*batch", "16", "past_seq+seq"})};
+  std::vector<TensorInfo> in2 = {Ids(),
+                                 Info("past_key_values.0.key", ElementType::kFloat32, {"batch", "16", "past_seq"})};
+  std::vector<TensorInfo> out2 = {Logits(),
+                                  Info("present.0.key", ElementType::kFloat32, {"4*batch", "16", "past_seq+seq"})};
   auto s2 = FindSignature(in2, out2, nullptr, {}, true);
   ASSERT_TRUE(s2.ok()) << s2.status();
   EXPECT_EQ(s2->cache[0].seq_axis, 2);
