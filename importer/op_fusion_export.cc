@@ -106,9 +106,28 @@ void LowerRmsNorm(Graph& graph, Node* node) {
   graph.ReplaceNode(node, "Mul", "", {normed, scale});
 }
 
+// sum = Add(x, skip) and the norm of sum, which takes the node's place.
+void LowerSkipNorm(Graph& graph, Node* node) {
+  Value* x = node->input(0);
+  Value* skip = node->input(1);
+  Value* sum = node->num_outputs() > 1 ? node->output(1) : nullptr;
+  if (sum == nullptr) sum = graph.AddValue(node->name() + "/sum", x->type(), x->shape());
+  std::vector<Value*> norm_inputs = {sum};
+  for (int i = 2; i < node->num_inputs(); ++i) norm_inputs.push_back(node->input(i));
+  const std::string norm = node->op_type().substr(std::string("Skip").size());
+  const std::string name = node->name();
+  graph.ReplaceNode(node, norm, "", std::move(norm_inputs), {node->output(0)}, node->attributes());
+  graph.AddNode("Add", "", graph.UniqueName(name + "/Add"), {x, skip}, {sum});
+}
+
 }  // namespace
 
 absl::Status LowerFusedOpsForOnnx(Graph& graph) {
+  for (Node* node : graph.nodes())
+    if (node->domain() == "attune" &&
+        (node->op_type() == "SkipLayerNormalization" || node->op_type() == "SkipRMSNormalization") &&
+        node->num_inputs() >= 3 && node->input(0) != nullptr && node->input(1) != nullptr)
+      LowerSkipNorm(graph, node);
   const int opset = graph.OpsetFor("");
   for (Node* node : graph.nodes()) {
     // The constants and casts of the definition take x's type.
@@ -119,6 +138,10 @@ absl::Status LowerFusedOpsForOnnx(Graph& graph) {
     else if (op == "Swish" && opset < kSwishOpset) LowerSwish(graph, node);
     else if (op == "RMSNormalization" && opset < kRmsNormalizationOpset) LowerRmsNorm(graph, node);
   }
+  // Nothing of Attune's own left: the model imports no attune domain.
+  bool attune_left = false;
+  for (const Node* node : graph.nodes()) attune_left |= node->domain() == "attune";
+  if (!attune_left) graph.RemoveOpset("attune");
   return absl::OkStatus();
 }
 

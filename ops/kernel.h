@@ -106,6 +106,8 @@ class KernelContext {
   const CacheAppend* cache_append(int i) const {
     return cache_appends_ != nullptr && i < static_cast<int>(cache_appends_->size()) ? (*cache_appends_)[i] : nullptr;
   }
+  /// Output i as allocated or set so far (an empty tensor before).
+  Tensor* output(int i) { return &(*outputs_)[i]; }
   /// Sets an output to an existing tensor (for zero-copy ops such as Reshape).
   void SetOutput(int i, Tensor tensor) { (*outputs_)[i] = std::move(tensor); }
   /// A scratch tensor within the session's size limit, owned by the caller.

@@ -87,7 +87,7 @@ absl::StatusOr<RunWork> CountRunWork(const SessionImpl& session, const NamedTens
     if (op == "MatMul" || op == "FusedMatMul") {
       work.flop += MatMulFlop(t);
       ++work.matmul_nodes;
-    } else if (op == "Gemm") {
+    } else if (op == "Gemm" || op == "FusedGemm") {
       work.flop += GemmFlop(t);
       ++work.matmul_nodes;
     } else if (op == mha::kOpType || op == "Attention") {

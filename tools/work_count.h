@@ -10,7 +10,7 @@
 namespace attune::cli {
 
 struct RunWork {
-  /// 2·M·N·K per MatMul, FusedMatMul and Gemm (batched products counted per
+  /// 2·M·N·K per MatMul, FusedMatMul, Gemm and FusedGemm (batched products counted per
   /// batch); 2·B·Tq·Tk·(Hq·D + Hq·Dv) per MultiHeadAttention and ONNX
   /// Attention, Tk including the past. Every key counts: no reduction for a
   /// causal or window mask, so a fused graph and the unfused one (whose

@@ -192,6 +192,13 @@ Node* Graph::ReplaceNode(Node* node, std::string_view op_type, std::string_view 
   return AddNode(op_type, domain, name, std::move(inputs), std::move(outputs), std::move(attributes));
 }
 
+Node* Graph::ReplaceNode(Node* node, std::string_view op_type, std::string_view domain, std::vector<Value*> inputs,
+                         std::vector<Value*> outputs, Attributes attributes) {
+  const std::string name = node->name_;
+  Detach(node);
+  return AddNode(op_type, domain, name, std::move(inputs), std::move(outputs), std::move(attributes));
+}
+
 int Graph::RemoveDeadNodes() {
   int removed = 0;
   bool changed = true;

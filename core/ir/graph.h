@@ -155,6 +155,10 @@ class Graph {
   /// node's name and produces the same output values (uses, graph outputs kept).
   Node* ReplaceNode(Node* node, std::string_view op_type, std::string_view domain, std::vector<Value*> inputs,
                     Attributes attributes = {});
+  /// The same producing only `outputs`, some of node's outputs: the others
+  /// are left without a producer, for other nodes to produce.
+  Node* ReplaceNode(Node* node, std::string_view op_type, std::string_view domain, std::vector<Value*> inputs,
+                    std::vector<Value*> outputs, Attributes attributes);
   /// Removes nodes whose outputs nobody needs, repeatedly; returns how many.
   int RemoveDeadNodes();
   /// Checks links both ways, unique names, single producers, no cycles.

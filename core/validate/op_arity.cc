@@ -67,7 +67,12 @@ class ArityTable {
     // QK output.
     Add("Attention", {{1, 3, 6, 1, 4}, {24, 3, 7, 1, 4}});
     Add(mha::kOpType, {{1, 3, mha::kNumInputs, 1, mha::kNumOutputs}}, mha::kDomain);
-    Add("FusedMatMul", {{1, 2, 2, 1, 1}}, "attune");
+    // A, B (, multiplier) and A, B, C (, multiplier): ops/matmul/product_epilogue.h.
+    Add("FusedMatMul", {{1, 2, 3, 1, 1}}, "attune");
+    Add("FusedGemm", {{1, 2, 4, 1, 1}}, "attune");
+    // X, Skip, Scale (, B) -> Y (, X + Skip).
+    Add("SkipLayerNormalization", {{1, 3, 4, 1, 2}}, "attune");
+    Add("SkipRMSNormalization", {{1, 3, 3, 1, 2}}, "attune");
   }
 
   const OpArity* Find(std::string_view domain, std::string_view op_type, int opset) const {

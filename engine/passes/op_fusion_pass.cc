@@ -1,8 +1,11 @@
 // The op fusions: activations and norms that exporters write out op by op,
 // each proven by an op fusion rule (engine/passes/op_fusion/) and replaced by
-// the one standard op it computes. One pass class, instantiated twice with
+// the op it computes. One pass class, instantiated per rule set with
 // its rules: "elementwise_fusion" (GELU in its erf and tanh forms -> Gelu;
-// x·sigmoid(alpha·x) -> Swish) and "rms_norm_fusion" (-> RMSNormalization).
+// x·sigmoid(alpha·x) -> Swish), "rms_norm_fusion" (-> RMSNormalization),
+// "skip_norm_fusion" (a residual Add into the norm that reads it) and
+// "product_epilogue_fusion" (an activation, and SwiGLU's Mul, into the
+// product they read).
 //
 // A candidate starts at a rule's anchor (Tanh, Erf, Sigmoid, ReduceMean);
 // the subgraph's output is searched among the nodes that read the anchor's
@@ -23,7 +26,9 @@
 #include "core/common/status_macros.h"
 #include "engine/passes/op_fusion/gelu_rule.h"
 #include "engine/passes/op_fusion/op_rule.h"
+#include "engine/passes/op_fusion/product_epilogue_rule.h"
 #include "engine/passes/op_fusion/rms_norm_rule.h"
+#include "engine/passes/op_fusion/skip_norm_rule.h"
 #include "engine/passes/op_fusion/swish_rule.h"
 #include "engine/passes/passes.h"
 #include "engine/pattern/predicates.h"
@@ -40,8 +45,9 @@ using op_fusion::OpRule;
 constexpr size_t kMaxRootCandidates = 32;
 
 // The values a rule's subgraph may end at: outputs of the nodes that read the
-// anchor's output, transitively, up to `depth` readers away; farthest first.
-std::vector<const Value*> RootCandidates(const Node& anchor, int depth) {
+// anchor's output, transitively, up to `depth` readers away, farthest first;
+// then, when `min_depth` is 0, the anchor's own output.
+std::vector<const Value*> RootCandidates(const Node& anchor, int min_depth, int depth) {
   std::vector<std::vector<const Value*>> levels;
   absl::flat_hash_set<const Node*> seen = {&anchor};
   std::vector<const Node*> frontier = {&anchor};
@@ -64,11 +70,15 @@ std::vector<const Value*> RootCandidates(const Node& anchor, int depth) {
   }
   std::vector<const Value*> roots;
   for (auto it = levels.rbegin(); it != levels.rend(); ++it) roots.insert(roots.end(), it->begin(), it->end());
+  if (min_depth == 0 && anchor.output(0) != nullptr) roots.push_back(anchor.output(0));
   return roots;
 }
 
-// Whether a reader of the anchor looks like the rule's subgraph.
+// Whether a reader of the anchor (or the anchor, at depth 0) looks like the
+// rule's subgraph.
 bool IsCandidate(const OpRule& rule, const Node& anchor) {
+  if (rule.min_depth == 0 && anchor.output(0) != nullptr && pattern::MatchValue(rule.near, anchor.output(0)).matched)
+    return true;
   for (const Value* out : anchor.outputs()) {
     if (out == nullptr) continue;
     for (const Use& use : out->uses())
@@ -110,11 +120,13 @@ class OpFusionPass final : public Pass {
     std::string best_reason = "no match";
     size_t best_progress = 0;
     bool have_reason = false;
-    for (const Value* root : RootCandidates(anchor, rule.max_depth)) {
+    for (const Value* root : RootCandidates(anchor, rule.min_depth, rule.max_depth)) {
       auto accept = [&](const pattern::Match& m) -> std::optional<std::string> {
         if (m.node(op_fusion::kAnchor) != &anchor) return "the match goes through another anchor";
         if (auto why = rule.check(graph, m)) return why;
-        if (auto why = pattern::CheckInternalUses(m, root->producer())) return why;
+        std::vector<const Node*> kept;
+        for (const std::string& name : rule.kept_nodes) kept.push_back(m.node(name));
+        if (auto why = pattern::CheckInternalUses(m, root->producer(), kept)) return why;
         rewrite = rule.rewrite(graph, m, *root);
         return std::nullopt;
       };
@@ -201,6 +213,17 @@ std::unique_ptr<Pass> MakeElementwiseFusionPass() {
 
 std::unique_ptr<Pass> MakeRmsNormFusionPass() {
   return std::make_unique<OpFusionPass>("rms_norm_fusion", std::vector<OpRule>{op_fusion::RmsNormRule()});
+}
+
+std::unique_ptr<Pass> MakeSkipNormFusionPass() {
+  return std::make_unique<OpFusionPass>("skip_norm_fusion", op_fusion::SkipNormRules());
+}
+
+std::unique_ptr<Pass> MakeProductEpilogueFusionPass() {
+  std::vector<OpRule> rules;
+  rules.push_back(op_fusion::SwiGluRule());
+  rules.push_back(op_fusion::ProductActivationRule());
+  return std::make_unique<OpFusionPass>("product_epilogue_fusion", std::move(rules));
 }
 
 }  // namespace attune

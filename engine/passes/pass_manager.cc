@@ -148,10 +148,14 @@ std::unique_ptr<PassManager> DefaultPipeline(bool fuse) {
     std::vector<std::unique_ptr<Pass>> op_fusions;
     op_fusions.push_back(MakeElementwiseFusionPass());
     op_fusions.push_back(MakeRmsNormFusionPass());
+    op_fusions.push_back(MakeSkipNormFusionPass());  // after it: RMS norms are written out until then
     manager->AddStage("fuse_ops", std::move(op_fusions));
     // After the attention fusion, whose patterns read MatMul(Q, Transpose(K)).
     std::vector<std::unique_ptr<Pass>> lower;
     lower.push_back(MakeTransposedMatMulPass());
+    // After it, so that a product whose B it reads in place keeps that, and
+    // after the op fusions, which write the activations this folds.
+    lower.push_back(MakeProductEpilogueFusionPass());
     manager->AddStage("lower", std::move(lower));
   }
   std::vector<std::unique_ptr<Pass>> cleanup;

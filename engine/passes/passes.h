@@ -39,8 +39,13 @@ std::unique_ptr<Pass> MakeAttentionFusionPass();
 std::unique_ptr<Pass> MakeElementwiseFusionPass();
 /// w · x / sqrt(mean(x², -1) + eps) written out -> RMSNormalization.
 std::unique_ptr<Pass> MakeRmsNormFusionPass();
+/// Norm(x + skip) -> attune.SkipLayerNormalization / SkipRMSNormalization (Y, x + skip).
+std::unique_ptr<Pass> MakeSkipNormFusionPass();
 /// MatMul(A, Transpose(B) of the last two axes) -> attune.FusedMatMul(A, B, trans_b=1).
 std::unique_ptr<Pass> MakeTransposedMatMulPass();
+/// Gelu / Swish / Relu of a product, and SwiGLU's Mul, folded into the product
+/// (attune.FusedMatMul / attune.FusedGemm with an epilogue).
+std::unique_ptr<Pass> MakeProductEpilogueFusionPass();
 /// Largest tensor the fusion's probes (mask proof, verification) may create;
 /// a probe above it fails with ResourceExhausted, and the fusion says so.
 inline constexpr int64_t kFusionProbeMaxTensorBytes = int64_t{256} << 20;

@@ -1,5 +1,7 @@
 #include "engine/pattern/predicates.h"
 
+#include <algorithm>
+
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -37,12 +39,13 @@ std::vector<OpPattern> IdentityWrappers() {
           Op("Cast").Check(IsNoOpCast())};
 }
 
-std::optional<std::string> CheckInternalUses(const Match& match, const Node* root) {
+std::optional<std::string> CheckInternalUses(const Match& match, const Node* root,
+                                             const std::vector<const Node*>& kept) {
   const std::vector<Node*> nodes = match.nodes();
   const absl::flat_hash_set<const Node*> inside(nodes.begin(), nodes.end());
   auto quote = [](const Value* v) { return absl::StrCat("'", v->name(), "'"); };
   for (const Node* n : nodes) {
-    if (n == root) continue;
+    if (n == root || std::find(kept.begin(), kept.end(), n) != kept.end()) continue;
     for (const Value* out : n->outputs()) {
       if (out == nullptr) continue;
       if (out->is_graph_output())

@@ -18,7 +18,10 @@ std::vector<OpPattern> IdentityWrappers();
 /// Why the matched nodes cannot all be removed when `root`'s output is
 /// replaced: a value one of them (other than `root`) produces is a graph
 /// output or is read by a node outside the match; nullopt when none is.
-std::optional<std::string> CheckInternalUses(const Match& match, const Node* root);
+/// Nodes in `kept` are passed over: the rewrite keeps their outputs (the
+/// fused op produces them too).
+std::optional<std::string> CheckInternalUses(const Match& match, const Node* root,
+                                             const std::vector<const Node*>& kept = {});
 /// True when `perm` holds each of 0 .. size - 1 once.
 bool IsPermutation(const std::vector<int64_t>& perm);
 /// The normalised permutation attribute of a Transpose (reversed dims when

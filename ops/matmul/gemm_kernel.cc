@@ -2,7 +2,8 @@
 // once (alpha folded in) and held by the kernel when it is B's only reader,
 // else used in place when it is plain [K, N] with alpha 1; a constant
 // row-vector C becomes the primitive's bias, so the common Linear layer is one
-// call.
+// call. attune.FusedGemm is the same with an epilogue (product_epilogue.h):
+// an activation of Y, then Y times its input 3.
 #include <memory>
 #include <optional>
 #include <string>
@@ -17,6 +18,7 @@
 #include "ops/matmul/matmul_compute.h"
 #include "ops/matmul/matmul_reference.h"
 #include "ops/matmul/onednn_matmul.h"
+#include "ops/matmul/product_epilogue.h"
 
 namespace attune {
 namespace {
@@ -95,11 +97,24 @@ absl::Status ApplyAlphaBetaTyped(Tensor& y, int64_t n, float alpha, const Tensor
 class GemmKernel final : public Kernel {
  public:
   GemmKernel(std::string label, GemmAttributes attrs, bool c_required, Tensor weights,
-             std::unique_ptr<OneDnnConstantMatMul> packed, bool c_folded, bool held)
+             std::unique_ptr<OneDnnConstantMatMul> packed, bool c_folded, bool held, ProductEpilogue epilogue)
       : label_(std::move(label)), attrs_(attrs), c_required_(c_required), weights_(std::move(weights)),
-        packed_(std::move(packed)), c_folded_(c_folded), held_(held) {}
+        packed_(std::move(packed)), c_folded_(c_folded), held_(held), epilogue_(epilogue) {}
 
   absl::Status Run(KernelContext& ctx) const override {
+    if (const Tensor* a = ctx.input(0)) RETURN_IF_ERROR(CheckEpilogueType(label_, epilogue_, a->type()));
+    RETURN_IF_ERROR(RunProduct(ctx));
+    return FinishProduct(label_, epilogue_, ctx, kMultiplierInput);
+  }
+
+  std::shared_ptr<const ConstantHolder> HeldInput(int i) const override {
+    return held_ && i == 1 ? packed_->holder() : nullptr;
+  }
+
+ private:
+  static constexpr int kMultiplierInput = 3;
+
+  absl::Status RunProduct(KernelContext& ctx) const {
     const Tensor* a = ctx.input(0);
     const Tensor* b = ctx.input(1);
     const Tensor* c = ctx.input(2);
@@ -164,11 +179,6 @@ class GemmKernel final : public Kernel {
     return ApplyAlphaBetaTyped(*y, n, attrs_.alpha, add_c ? c : nullptr, view, attrs_.beta, threads);
   }
 
-  std::shared_ptr<const ConstantHolder> HeldInput(int i) const override {
-    return held_ && i == 1 ? packed_->holder() : nullptr;
-  }
-
- private:
   bool UsePacked(const Tensor& b, int64_t k, int64_t n) const {
     return packed_ != nullptr && b.type() == ElementType::kFloat32 && packed_->k() == k && packed_->n() == n;
   }
@@ -180,6 +190,7 @@ class GemmKernel final : public Kernel {
   std::unique_ptr<OneDnnConstantMatMul> packed_;
   bool c_folded_;  // beta · C is the packed primitive's bias
   bool held_;      // packed_ holds B: the plan passes no B
+  ProductEpilogue epilogue_;
 };
 
 absl::StatusOr<GemmAttributes> ReadAttributes(const std::string& label, const Attributes& attrs) {
@@ -206,10 +217,8 @@ std::optional<std::vector<float>> FoldableBias(const Tensor* c, float beta, int6
   return bias;
 }
 
-}  // namespace
-
-absl::StatusOr<std::unique_ptr<Kernel>> MakeGemmKernel(const KernelInfo& info, bool c_required) {
-  std::string label = absl::StrCat("Gemm ", QuoteName(info.node_name));
+absl::StatusOr<std::unique_ptr<Kernel>> MakeGemmKernelWith(const KernelInfo& info, bool c_required, std::string label,
+                                                           ProductEpilogue epilogue) {
   if (info.num_inputs() < 2 || !info.input_present[0] || !info.input_present[1])
     return absl::InvalidArgumentError(absl::StrCat(label, ": needs inputs A and B"));
   const bool has_c = info.num_inputs() >= 3 && info.input_present[2];
@@ -250,7 +259,23 @@ absl::StatusOr<std::unique_ptr<Kernel>> MakeGemmKernel(const KernelInfo& info, b
     held = packed->holder() != nullptr && info.sole_reader.size() >= 2 && info.sole_reader[1];
   }
   return std::make_unique<GemmKernel>(std::move(label), attrs, c_required, std::move(weights), std::move(packed),
-                                      c_folded, held);
+                                      c_folded, held, epilogue);
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Kernel>> MakeGemmKernel(const KernelInfo& info, bool c_required) {
+  return MakeGemmKernelWith(info, c_required, absl::StrCat("Gemm ", QuoteName(info.node_name)), ProductEpilogue());
+}
+
+absl::StatusOr<std::unique_ptr<Kernel>> MakeFusedGemmKernel(const KernelInfo& info) {
+  std::string label = absl::StrCat("FusedGemm ", QuoteName(info.node_name));
+  if (info.num_inputs() > 4)
+    return absl::InvalidArgumentError(absl::StrCat(label, ": takes at most 4 inputs (A, B, C, multiplier), got ",
+                                                   info.num_inputs()));
+  const bool multiplied = info.num_inputs() == 4 && info.input_present[3];
+  ASSIGN_OR_RETURN(ProductEpilogue epilogue, ReadProductEpilogue(label, info.attrs(), multiplied));
+  return MakeGemmKernelWith(info, /*c_required=*/false, std::move(label), epilogue);
 }
 
 }  // namespace attune

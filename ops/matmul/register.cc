@@ -9,6 +9,7 @@ void RegisterMatMulKernels(KernelRegistry& registry) {
   registry.Register("", "Gemm", 11, [](const KernelInfo& info) { return MakeGemmKernel(info, false); });
   registry.Register("", "Einsum", 12, MakeEinsumKernel);
   registry.Register("attune", "FusedMatMul", 1, MakeFusedMatMulKernel);
+  registry.Register("attune", "FusedGemm", 1, MakeFusedGemmKernel);
 }
 
 }  // namespace attune

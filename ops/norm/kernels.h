@@ -12,5 +12,10 @@ namespace attune {
 absl::StatusOr<std::unique_ptr<Kernel>> MakeLayerNormalizationKernel(const KernelInfo& info);
 /// ONNX RMSNormalization (opset 23).
 absl::StatusOr<std::unique_ptr<Kernel>> MakeRmsNormalizationKernel(const KernelInfo& info);
+/// attune.SkipLayerNormalization (X, Skip, Scale, B) -> (Y, Sum) and
+/// attune.SkipRMSNormalization (X, Skip, Scale) -> (Y, Sum): the norm of
+/// Sum = X + Skip (of X's shape), with the norm's attributes; Sum is optional.
+absl::StatusOr<std::unique_ptr<Kernel>> MakeSkipLayerNormalizationKernel(const KernelInfo& info);
+absl::StatusOr<std::unique_ptr<Kernel>> MakeSkipRmsNormalizationKernel(const KernelInfo& info);
 
 }  // namespace attune

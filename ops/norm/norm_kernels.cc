@@ -1,5 +1,6 @@
-// LayerNormalization and RMSNormalization: attribute handling and input
-// validation; the arithmetic is NormalizeRows.
+// LayerNormalization and RMSNormalization, and their attune.Skip* forms that
+// normalise X + Skip: attribute handling and input validation; the
+// arithmetic is NormalizeRows.
 #include <memory>
 #include <optional>
 #include <string>
@@ -42,13 +43,18 @@ absl::StatusOr<NormAttributes> ReadAttributes(const std::string& label, const At
 
 class NormKernel final : public Kernel {
  public:
-  NormKernel(std::string label, NormAttributes attrs, bool layer_norm)
-      : label_(std::move(label)), attrs_(attrs), layer_norm_(layer_norm) {}
+  NormKernel(std::string label, NormAttributes attrs, bool layer_norm, bool skip)
+      : label_(std::move(label)), attrs_(attrs), layer_norm_(layer_norm), skip_(skip) {}
 
   absl::Status Run(KernelContext& ctx) const override {
+    // The skip form has Skip as input 1 and the sum as output 1.
+    const int p = skip_ ? 1 : 0;
     const Tensor* x = ctx.input(0);
-    const Tensor* scale = ctx.input(1);
-    const Tensor* bias = layer_norm_ ? ctx.input(2) : nullptr;
+    const Tensor* skip = skip_ ? ctx.input(1) : nullptr;
+    const Tensor* scale = ctx.input(1 + p);
+    const Tensor* bias = layer_norm_ ? ctx.input(2 + p) : nullptr;
+    if (skip_ && (skip == nullptr || x == nullptr))
+      return absl::InvalidArgumentError(absl::StrCat(label_, ": needs inputs X and Skip"));
     if (x == nullptr || scale == nullptr)
       return absl::InvalidArgumentError(absl::StrCat(label_, ": needs inputs X and Scale"));
     if (!IsNormType(x->type()))
@@ -66,6 +72,10 @@ class NormKernel final : public Kernel {
       return absl::InvalidArgumentError(
           absl::StrCat(label_, ": axis ", attrs_.axis, " is out of range for X ", ShapeToString(x->shape())));
 
+    if (skip != nullptr && (skip->type() != x->type() || skip->shape() != x->shape()))
+      return absl::InvalidArgumentError(absl::StrCat(label_, ": Skip ", ElementTypeName(skip->type()),
+                                                     ShapeToString(skip->shape()), " must have X's type and shape, ",
+                                                     ElementTypeName(x->type()), ShapeToString(x->shape())));
     const std::vector<int64_t>& shape = x->shape();
     ASSIGN_OR_RETURN(ParamView scale_view, ParamView::Make(label_, "Scale", *scale, shape, static_cast<int>(axis)));
     std::optional<ParamView> bias_view;
@@ -75,7 +85,11 @@ class NormKernel final : public Kernel {
 
     NormalizeRowsJob job;
     job.x = x;
+    job.skip = skip;
     ASSIGN_OR_RETURN(job.y, ctx.AllocateOutputForOverwrite(0, x->type(), shape));
+    if (skip_ && ctx.num_outputs() > 1 && ctx.output_wanted(1)) {
+      ASSIGN_OR_RETURN(job.sum, ctx.AllocateOutputForOverwrite(1, x->type(), shape));
+    }
     job.rows = 1;
     for (int64_t d = 0; d < axis; ++d) job.rows *= shape[d];
     job.features = 1;
@@ -86,7 +100,7 @@ class NormKernel final : public Kernel {
     job.compute_in_double = attrs_.stash_type == ElementType::kFloat64;
     job.epsilon = attrs_.epsilon;
     job.threads = ctx.threads();
-    if (layer_norm_) {
+    if (layer_norm_ && !skip_) {
       // Mean and InvStdDev keep X's leading dims and 1 for each normalized one.
       std::vector<int64_t> stat_shape(shape.begin(), shape.begin() + axis);
       stat_shape.resize(rank, 1);
@@ -104,18 +118,23 @@ class NormKernel final : public Kernel {
   std::string label_;
   NormAttributes attrs_;
   bool layer_norm_;
+  bool skip_;
 };
 
-absl::StatusOr<std::unique_ptr<Kernel>> MakeNormKernel(const KernelInfo& info, const char* op, bool layer_norm) {
+absl::StatusOr<std::unique_ptr<Kernel>> MakeNormKernel(const KernelInfo& info, const char* op, bool layer_norm,
+                                                       bool skip = false) {
   std::string label = absl::StrCat(op, " ", QuoteName(info.node_name));
-  if (info.num_inputs() < 2 || !info.input_present[0] || !info.input_present[1])
-    return absl::InvalidArgumentError(absl::StrCat(label, ": needs inputs X and Scale"));
-  const int max_outputs = layer_norm ? 3 : 1;
+  const int needed = skip ? 3 : 2;
+  if (info.num_inputs() < needed || !info.input_present[0] || !info.input_present[1] ||
+      !info.input_present[needed - 1])
+    return absl::InvalidArgumentError(absl::StrCat(label, skip ? ": needs inputs X, Skip and Scale"
+                                                               : ": needs inputs X and Scale"));
+  const int max_outputs = skip ? 2 : layer_norm ? 3 : 1;
   if (info.num_outputs > max_outputs)
     return absl::InvalidArgumentError(absl::StrCat(label, ": has at most ", max_outputs, " outputs, the node has ",
                                                    info.num_outputs));
   ASSIGN_OR_RETURN(NormAttributes attrs, ReadAttributes(label, info.attrs()));
-  return std::make_unique<NormKernel>(std::move(label), attrs, layer_norm);
+  return std::make_unique<NormKernel>(std::move(label), attrs, layer_norm, skip);
 }
 
 }  // namespace
@@ -126,6 +145,14 @@ absl::StatusOr<std::unique_ptr<Kernel>> MakeLayerNormalizationKernel(const Kerne
 
 absl::StatusOr<std::unique_ptr<Kernel>> MakeRmsNormalizationKernel(const KernelInfo& info) {
   return MakeNormKernel(info, "RMSNormalization", /*layer_norm=*/false);
+}
+
+absl::StatusOr<std::unique_ptr<Kernel>> MakeSkipLayerNormalizationKernel(const KernelInfo& info) {
+  return MakeNormKernel(info, "SkipLayerNormalization", /*layer_norm=*/true, /*skip=*/true);
+}
+
+absl::StatusOr<std::unique_ptr<Kernel>> MakeSkipRmsNormalizationKernel(const KernelInfo& info) {
+  return MakeNormKernel(info, "SkipRMSNormalization", /*layer_norm=*/false, /*skip=*/true);
 }
 
 }  // namespace attune

@@ -73,8 +73,17 @@ inline RowStats<C> RowStatistics(const C* x, int64_t n, bool subtract_mean, C ep
   return s;
 }
 
+// x + skip rounded to T, as the Add op computes it (narrow types in float).
+template <typename T>
+inline T AddAs(T a, T b) {
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) return a + b;
+  else return StoreAs<T>(LoadAs<float>(a) + LoadAs<float>(b));
+}
+
 template <typename T, typename C>
 void Run(const NormalizeRowsJob& job) {
+  const T* skip = job.skip != nullptr ? job.skip->data<T>() : nullptr;
+  T* sum = job.sum != nullptr ? job.sum->data<T>() : nullptr;
   const T* x = job.x->data<T>();
   T* y = job.y->data<T>();
   const int64_t n = job.features;
@@ -87,11 +96,20 @@ void Run(const NormalizeRowsJob& job) {
 
 #pragma omp parallel num_threads(job.threads) if (parallel)
   {
-    // Rows of another precision are widened into this buffer first.
+    // Rows of another precision are widened into this buffer first, and
+    // sums nobody reads are formed in the other.
     std::vector<C> widened(std::is_same_v<T, C> ? 0 : n);
+    std::vector<T> summed(skip != nullptr && sum == nullptr ? n : 0);
 #pragma omp for schedule(static)
     for (int64_t r = 0; r < job.rows; ++r) {
       const T* xr = x + r * n;
+      if (skip != nullptr) {
+        T* sr = sum != nullptr ? sum + r * n : summed.data();
+        const T* kr = skip + r * n;
+#pragma omp simd
+        for (int64_t j = 0; j < n; ++j) sr[j] = AddAs<T>(xr[j], kr[j]);
+        xr = sr;
+      }
       const C* xc;
       if constexpr (std::is_same_v<T, C>) {
         xc = xr;

@@ -1,6 +1,9 @@
 // The shared row loop of LayerNormalization and RMSNormalization: per row of
 // X viewed as [rows, features], statistics in a compute precision, then
 // y = (x - mean) · inv_std · scale (+ bias). Rows are split over OpenMP threads.
+// With a skip (attune.SkipLayerNormalization, SkipRMSNormalization) the row
+// normalised is x + skip, rounded to X's type as the Add op rounds it, and
+// that sum may be stored too: the residual stream and its norm in one pass.
 #pragma once
 
 #include <cstdint>
@@ -13,7 +16,9 @@ namespace attune {
 
 struct NormalizeRowsJob {
   const Tensor* x = nullptr;
-  Tensor* y = nullptr;          // same type and shape as x
+  const Tensor* skip = nullptr;  // optional, x's type and shape: rows of x + skip are normalised
+  Tensor* sum = nullptr;         // optional with skip: x + skip is stored here (x's type and shape)
+  Tensor* y = nullptr;           // same type and shape as x
   int64_t rows = 0, features = 0;
   const ParamView* scale = nullptr;
   const ParamView* bias = nullptr;  // nullptr when absent

@@ -11,6 +11,9 @@ void RegisterNormKernels(KernelRegistry& registry) {
   // Standard from opset 23; at every opset because the RMS norm fusion
   // writes it into graphs of older ones, and no earlier op of that name exists.
   registry.Register("", "RMSNormalization", 1, MakeRmsNormalizationKernel);
+  // The residual Add and the norm after it (engine/passes/op_fusion/skip_norm_rule.h).
+  registry.Register("attune", "SkipLayerNormalization", 1, MakeSkipLayerNormalizationKernel);
+  registry.Register("attune", "SkipRMSNormalization", 1, MakeSkipRmsNormalizationKernel);
 }
 
 }  // namespace attune

@@ -21,8 +21,6 @@
 namespace attune::testing {
 namespace {
 
-constexpr double kSqrt2OverPi = 0.7978845608028654;
-constexpr double kCubic = 0.044715;
 
 struct ChainCase {
   std::string name;
@@ -36,15 +34,6 @@ struct ChainCase {
 };
 
 Value* C(GraphBuilder& b, ElementType t, double v) { return ScalarConstant(b, t, v); }
-
-// 0.5 * x * (1.0 + tanh(sqrt(2/pi) * (x + 0.044715 * pow(x, 3.0)))), as torch exports HF gelu_new.
-Value* GeluNew(GraphBuilder& b, Value* x, ElementType t, double cubic = kCubic) {
-  Value* half_x = b.Node("Mul", {x, C(b, t, 0.5)});
-  Value* cube = b.Node("Pow", {x, C(b, t, 3.0)});
-  Value* inner = b.Node("Add", {x, b.Node("Mul", {cube, C(b, t, cubic)})});
-  Value* tanh = b.Node("Tanh", {b.Node("Mul", {inner, C(b, t, kSqrt2OverPi)})});
-  return b.Node("Mul", {half_x, b.Node("Add", {tanh, C(b, t, 1.0)})});
-}
 
 // nn.GELU(approximate='tanh'): x·(x·x), constants on the left, ½ last.
 Value* TorchGeluTanh(GraphBuilder& b, Value* x, ElementType t) {

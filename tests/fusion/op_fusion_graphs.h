@@ -32,6 +32,18 @@ inline Value* ScalarConstant(GraphBuilder& b, ElementType type, double v) {
   }
 }
 
+inline constexpr double kSqrt2OverPi = 0.7978845608028654;
+inline constexpr double kCubic = 0.044715;
+
+/// 0.5 * x * (1.0 + tanh(sqrt(2/pi) * (x + 0.044715 * pow(x, 3.0)))), as torch exports HF gelu_new.
+inline Value* GeluNew(GraphBuilder& b, Value* x, ElementType t, double cubic = kCubic) {
+  Value* half_x = b.Node("Mul", {x, ScalarConstant(b, t, 0.5)});
+  Value* cube = b.Node("Pow", {x, ScalarConstant(b, t, 3.0)});
+  Value* inner = b.Node("Add", {x, b.Node("Mul", {cube, ScalarConstant(b, t, cubic)})});
+  Value* tanh = b.Node("Tanh", {b.Node("Mul", {inner, ScalarConstant(b, t, kSqrt2OverPi)})});
+  return b.Node("Mul", {half_x, b.Node("Add", {tanh, ScalarConstant(b, t, 1.0)})});
+}
+
 /// Writes a chain on x into b and returns its output.
 using ChainBuilder = std::function<Value*(GraphBuilder& b, Value* x, ElementType type)>;
 

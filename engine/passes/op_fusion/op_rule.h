@@ -1,6 +1,7 @@
 // An op fusion rule: a small subgraph (an activation, a norm) that is proven
 // to compute one standard op, found from a node only that subgraph has
-// (Tanh, Erf, Sigmoid, ReduceMean). Rules are data for one pass driver
+// (Tanh, Erf, Sigmoid, ReduceMean, or an activation folded into the product
+// it reads). Rules are data for one pass driver
 // (engine/passes/op_fusion_pass.cc): a pattern, a check that returns the
 // first failing reason, a rewrite.
 #pragma once
@@ -38,10 +39,15 @@ struct OpRule {
   /// matches is a candidate, whose miss the report explains; other anchors
   /// (a Tanh that is not part of a GELU) are passed over in silence.
   pattern::Pattern near;
-  /// Readers between the anchor and the subgraph's output, at most.
+  /// Readers between the anchor and the subgraph's output, at least (0: the
+  /// anchor's own output may be it, and `near` is matched there too) and at most.
+  int min_depth = 1;
   int max_depth = 1;
   /// The subgraph, matched at its output.
   pattern::Pattern pattern;
+  /// Captured nodes whose outputs the fused op produces as well (a residual
+  /// sum read further on): they may be read outside the subgraph.
+  std::vector<std::string> kept_nodes;
   /// The first reason a structural match must not be fused, or nullopt
   /// (the pass checks on its own that no intermediate is read outside).
   std::function<std::optional<std::string>(const Graph&, const pattern::Match&)> check;

@@ -18,7 +18,8 @@ std::optional<std::string> CheckScalarOperands(const pattern::Match& match, cons
                                                const std::vector<const Value*>& ignored) {
   const std::vector<Node*> nodes = match.nodes();
   const absl::flat_hash_set<const Node*> inside(nodes.begin(), nodes.end());
-  const std::optional<size_t> rank = x.shape() ? std::optional<size_t>(x.shape()->size()) : std::nullopt;
+  // -1: x's rank is unknown.
+  const int64_t rank = x.shape() ? static_cast<int64_t>(x.shape()->size()) : -1;
   for (const Node* n : nodes)
     for (const Value* in : n->inputs()) {
       if (in == nullptr || in == &x || (in->producer() != nullptr && inside.contains(in->producer()))) continue;
@@ -29,12 +30,12 @@ std::optional<std::string> CheckScalarOperands(const pattern::Match& match, cons
       if (t->num_elements() != 1)
         return absl::StrCat("constant '", in->name(), "' of ", n->Describe(), " holds ", t->num_elements(),
                             " elements");
-      if (!rank && t->rank() > 0)
+      if (rank < 0 && t->rank() > 0)
         return absl::StrCat("constant '", in->name(), "' of ", n->Describe(), " has rank ", t->rank(),
                             " and the rank of '", x.name(), "' is unknown");
-      if (rank && static_cast<size_t>(t->rank()) > *rank)
+      if (rank >= 0 && t->rank() > rank)
         return absl::StrCat("constant '", in->name(), "' of ", n->Describe(), " has rank ", t->rank(),
-                            ", more than '", x.name(), "' (", *rank, ")");
+                            ", more than '", x.name(), "' (", rank, ")");
     }
   return std::nullopt;
 }

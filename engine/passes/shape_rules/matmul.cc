@@ -135,6 +135,7 @@ void AddMatMulRules(RuleTable& table) {
   table.Add("Gemm", GemmRule);
   table.Add("Einsum", EinsumRule);
   table.Add("FusedMatMul", FusedMatMulRule, "attune");
+  table.Add("FusedGemm", GemmRule, "attune");  // Gemm with an epilogue of the output's shape
 }
 
 }  // namespace attune::shape_rules

@@ -78,6 +78,11 @@ void AddReductionRules(RuleTable& table) {
   table.Add("ArgMin", ArgReduceRule);
   table.Add("LayerNormalization", LayerNormRule);
   table.Add("RMSNormalization", LayerNormRule);  // Y only: X's type and shape
+  for (const char* op : {"SkipLayerNormalization", "SkipRMSNormalization"})
+    table.Add(op, [](ShapeContext& ctx) {  // Y and the sum: X's type and shape
+      for (int o = 0; o < ctx.num_outputs() && o < 2; ++o) CopyFacts(ctx, 0, o);
+      return absl::OkStatus();
+    }, "attune");
 }
 
 }  // namespace attune::shape_rules

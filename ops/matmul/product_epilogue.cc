@@ -1,0 +1,125 @@
+#include "ops/matmul/product_epilogue.h"
+
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "core/common/status_macros.h"
+#include "core/common/strings.h"
+#include "ops/common/parallel.h"
+#include "ops/elementwise/vector_math.h"
+
+namespace attune {
+
+absl::StatusOr<ProductEpilogue> ReadProductEpilogue(const std::string& label, const Attributes& attributes,
+                                                    bool multiplied) {
+  ProductEpilogue e;
+  e.multiplied = multiplied;
+  ASSIGN_OR_RETURN(std::string activation, attributes.GetString("activation", ""));
+  ASSIGN_OR_RETURN(std::string approximate, attributes.GetString("activation_approximate", "none"));
+  ASSIGN_OR_RETURN(e.alpha, attributes.GetFloat("activation_alpha", 1.0f));
+  if (activation.empty()) {
+    e.activation = ProductEpilogue::Activation::kNone;
+  } else if (activation == "Relu") {
+    e.activation = ProductEpilogue::Activation::kRelu;
+  } else if (activation == "Gelu") {
+    if (approximate != "none" && approximate != "tanh")
+      return absl::InvalidArgumentError(absl::StrCat(label, ": activation_approximate must be \"none\" or \"tanh\", got \"",
+                                                     approximate, "\""));
+    e.activation = approximate == "tanh" ? ProductEpilogue::Activation::kGeluTanh
+                                         : ProductEpilogue::Activation::kGeluErf;
+  } else if (activation == "Swish") {
+    if (!std::isfinite(e.alpha))
+      return absl::InvalidArgumentError(absl::StrCat(label, ": activation_alpha must be finite, got ", e.alpha));
+    e.activation = ProductEpilogue::Activation::kSwish;
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat(label, ": activation must be \"Relu\", \"Gelu\" or \"Swish\", got \"", activation, "\""));
+  }
+  return e;
+}
+
+void WriteProductActivation(const ProductEpilogue& epilogue, Attributes& attributes) {
+  switch (epilogue.activation) {
+    case ProductEpilogue::Activation::kNone: return;
+    case ProductEpilogue::Activation::kRelu: attributes.Set("activation", std::string("Relu")); return;
+    case ProductEpilogue::Activation::kGeluTanh:
+    case ProductEpilogue::Activation::kGeluErf:
+      attributes.Set("activation", std::string("Gelu"));
+      attributes.Set("activation_approximate",
+                     std::string(epilogue.activation == ProductEpilogue::Activation::kGeluTanh ? "tanh" : "none"));
+      return;
+    case ProductEpilogue::Activation::kSwish:
+      attributes.Set("activation", std::string("Swish"));
+      attributes.Set("activation_alpha", epilogue.alpha);
+      return;
+  }
+}
+
+absl::Status CheckEpilogueType(const std::string& label, const ProductEpilogue& epilogue, ElementType type) {
+  if (epilogue.empty() || type == ElementType::kFloat32) return absl::OkStatus();
+  return absl::UnimplementedError(
+      absl::StrCat(label, ": an activation or multiplier needs float32 operands, got ", ElementTypeName(type)));
+}
+
+absl::Status FinishProduct(const std::string& label, const ProductEpilogue& epilogue, KernelContext& ctx,
+                           int multiplier_input) {
+  if (epilogue.empty()) return absl::OkStatus();
+  Tensor& y = *ctx.output(0);
+  const Tensor* multiplier = epilogue.multiplied ? ctx.input(multiplier_input) : nullptr;
+  if (epilogue.multiplied) {
+    if (multiplier == nullptr) return absl::InvalidArgumentError(absl::StrCat(label, ": needs its multiplier input"));
+    if (multiplier->type() != ElementType::kFloat32)
+      return absl::InvalidArgumentError(
+          absl::StrCat(label, ": the multiplier must be float32, got ", ElementTypeName(multiplier->type())));
+    if (multiplier->shape() != y.shape())
+      return absl::InvalidArgumentError(absl::StrCat(label, ": the multiplier ", ShapeToString(multiplier->shape()),
+                                                     " must have the product's shape ", ShapeToString(y.shape())));
+  }
+  if (y.num_elements() == 0) return absl::OkStatus();
+  RETURN_IF_ERROR(CheckEpilogueType(label, epilogue, y.type()));
+  ApplyProductEpilogue(epilogue, y.data<float>(), y.num_elements(), multiplier != nullptr ? multiplier->data<float>() : nullptr,
+                       y.num_elements(), 1, y.num_elements(), ctx.threads());
+  return absl::OkStatus();
+}
+
+namespace {
+
+// The activation over one contiguous run, on this thread.
+void ActivateRun(const ProductEpilogue& e, float* c, int64_t n) {
+  using elementwise::VectorOp;
+  const elementwise::VectorMathKernels& k = elementwise::VectorMathKernelsFor(ActiveIsa());
+  switch (e.activation) {
+    case ProductEpilogue::Activation::kNone: return;
+    case ProductEpilogue::Activation::kRelu:
+      for (int64_t i = 0; i < n; ++i) c[i] = c[i] < 0.0f ? 0.0f : c[i];  // NaN stays NaN, as Relu keeps it
+      return;
+    case ProductEpilogue::Activation::kGeluTanh: k.unary[static_cast<int>(VectorOp::kGeluTanh)](c, c, n); return;
+    case ProductEpilogue::Activation::kGeluErf: k.unary[static_cast<int>(VectorOp::kGeluErf)](c, c, n); return;
+    case ProductEpilogue::Activation::kSwish: k.swish(c, c, n, e.alpha); return;
+  }
+}
+
+}  // namespace
+
+void ApplyProductEpilogue(const ProductEpilogue& epilogue, float* c, int64_t c_stride, const float* multiplier,
+                          int64_t multiplier_stride, int64_t rows, int64_t cols, int threads) {
+  if (epilogue.empty() || rows <= 0 || cols <= 0) return;
+  auto apply = [&](float* run, const float* times, int64_t n) {
+    ActivateRun(epilogue, run, n);
+    if (epilogue.multiplied)
+      for (int64_t i = 0; i < n; ++i) run[i] *= times[i];
+  };
+  if (c_stride == cols && (!epilogue.multiplied || multiplier_stride == cols)) {
+    // Dense: one run, split evenly whatever the row count (decode has one row).
+    ParallelForRange(rows * cols, kCostlyOpGrain, threads, [&](int64_t first, int64_t last) {
+      apply(c + first, epilogue.multiplied ? multiplier + first : nullptr, last - first);
+    });
+    return;
+  }
+  ParallelForRange(rows, std::max<int64_t>(1, kCostlyOpGrain / cols), threads, [&](int64_t first, int64_t last) {
+    for (int64_t r = first; r < last; ++r)
+      apply(c + r * c_stride, epilogue.multiplied ? multiplier + r * multiplier_stride : nullptr, cols);
+  });
+}
+
+}  // namespace attune
