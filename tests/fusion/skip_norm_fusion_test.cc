@@ -1,0 +1,145 @@
+// skip_norm_fusion: the residual Add folded into the norm that reads it, as
+// GPT-2 (LayerNormalization, the sum read on by the next residual) and LLaMA
+// (RMSNormalization) write their blocks; the fused graph gives the unfused
+// graph's bits, NaN and infinities included, whether or not the sum is read
+// further on; the misses with their reasons; the export back to Add + norm.
+#include <filesystem>
+#include <limits>
+#include <string>
+
+#include "absl/strings/match.h"
+#include "importer/attention_export.h"
+#include "importer/onnx_importer.h"
+#include "tests/common/compare.h"
+#include "tests/common/paths.h"
+#include "tests/common/torch_export_graphs.h"
+#include "tests/fusion/fuse_and_compare.h"
+
+namespace attune::testing {
+namespace {
+
+constexpr int64_t kModel = 48;
+
+// hidden = x + attn; out = hidden + mlp(norm(hidden)); final = norm(out):
+// the first sum is read on by the second residual, the last one only by its norm.
+std::unique_ptr<Graph> ResidualBlock(const std::string& norm, ElementType type = ElementType::kFloat32) {
+  GraphBuilder b(norm == "RMSNormalization" ? 23 : 17);
+  Value* x = b.Input("x", type, Dims({"batch", "seq", kModel}));
+  Value* attn = b.Input("attn", type, Dims({"batch", "seq", kModel}));
+  auto param = [&](const std::string& name, uint32_t seed) {
+    Value* p = b.Constant(name, PseudoRandom({kModel}, seed));
+    return type == ElementType::kFloat32 ? p : b.Node("Cast", {p}, Attrs({{"to", static_cast<int64_t>(type)}}));
+  };
+  auto normed = [&](Value* h, uint32_t seed) {
+    std::vector<Value*> inputs = {h, param("scale" + std::to_string(seed), seed)};
+    if (norm == "LayerNormalization") inputs.push_back(param("bias" + std::to_string(seed), seed + 1));
+    return b.Node(norm, inputs, Attrs({{"epsilon", 1e-5f}}));
+  };
+  Value* hidden = b.Node("Add", {x, attn});
+  Value* mlp = b.Node("Tanh", {normed(hidden, 10)});
+  Value* out = b.Node("Add", {mlp, hidden});
+  b.Output(normed(out, 20));
+  return b.Build();
+}
+
+std::unique_ptr<Graph> Fused(std::unique_ptr<Graph> graph, FusionReport* report = nullptr) {
+  PassContext context;
+  context.registry = &DefaultKernelRegistry();
+  context.evaluator = &DefaultSubgraphEvaluator();
+  context.report = report;
+  EXPECT_TRUE(DefaultPipeline(true)->Run(*graph, context).ok());
+  return graph;
+}
+
+std::vector<Tensor> Inputs(int64_t seq) {
+  Tensor x = PseudoRandom({2, seq, kModel}, 1), attn = PseudoRandom({2, seq, kModel}, 2);
+  x.data<float>()[5] = std::numeric_limits<float>::quiet_NaN();
+  attn.data<float>()[kModel + 3] = std::numeric_limits<float>::infinity();
+  return {x, attn};
+}
+
+// Every output of the two graphs holds the same numbers, NaN where the other
+// has NaN (the Inputs' NaN and infinity make whole rows NaN).
+void ExpectSameValues(const Graph& a, const Graph& b, const std::vector<Tensor>& inputs) {
+  auto want = RunGraph(a, DefaultKernelRegistry(), inputs);
+  auto got = RunGraph(b, DefaultKernelRegistry(), inputs);
+  ASSERT_TRUE(want.ok() && got.ok());
+  for (size_t o = 0; o < want->size(); ++o)
+    EXPECT_EQ(CompareTensors((*got)[o], (*want)[o], Tolerance{0.0, 0.0}), "") << "output " << o;
+}
+
+int Count(const FusionReport& report, const std::string& pattern) {
+  int n = 0;
+  for (const OpFusionRecord& f : report.op_fusions) n += f.pattern == pattern;
+  return n;
+}
+
+TEST(SkipNormFusion, ResidualAndNormGiveTheSubgraphsBits) {
+  for (const std::string norm : {"LayerNormalization", "RMSNormalization"})
+    for (int64_t seq : {1, 9, 300}) {
+      auto original = ResidualBlock(norm);
+      ExpectSameValues(*original, *Fused(original->Clone()), Inputs(seq));
+      const FusedComparison r = FuseAndCompare(ResidualBlock(norm), Inputs(seq));
+      EXPECT_EQ(Count(r.report, norm == "RMSNormalization" ? "skip_rms_norm" : "skip_layer_norm"), 2) << norm;
+      EXPECT_TRUE(r.report.rejected.empty()) << r.report.rejected[0].reason;
+    }
+  auto graph = Fused(ResidualBlock("LayerNormalization"));
+  EXPECT_EQ(CountOps(*graph, "SkipLayerNormalization"), 2);
+  EXPECT_EQ(CountOps(*graph, "Add"), 0);
+  EXPECT_EQ(CountOps(*graph, "LayerNormalization"), 0);
+}
+
+TEST(SkipNormFusion, Float16SumsRoundAsTheAddDoes) {
+  auto original = ResidualBlock("LayerNormalization", ElementType::kFloat16);
+  FusionReport report;
+  auto graph = Fused(original->Clone(), &report);
+  EXPECT_EQ(Count(report, "skip_layer_norm"), 2);
+  std::vector<Tensor> inputs;
+  for (const Tensor& t : Inputs(7)) {
+    Tensor h = *Tensor::Create(ElementType::kFloat16, t.shape());
+    for (int64_t i = 0; i < t.num_elements(); ++i) h.data<Float16>()[i] = FloatToHalf(t.data<float>()[i] * 300.0f);
+    inputs.push_back(h);
+  }
+  ExpectSameValues(*original, *graph, inputs);
+}
+
+// A broadcast Add (GPT-2's wte + wpe, a bias) and a norm whose statistics are
+// read stay, with their reasons.
+TEST(SkipNormFusion, MissesSayWhy) {
+  GraphBuilder b(17);
+  Value* x = b.Input("x", ElementType::kFloat32, Dims({"batch", "seq", kModel}));
+  Value* pos = b.Input("pos", ElementType::kFloat32, Dims({1, "seq", kModel}));
+  Value* scale = b.Constant("scale", PseudoRandom({kModel}, 3));
+  b.Output(b.Node("LayerNormalization", {b.Node("Add", {x, pos}), scale}));
+  std::vector<Value*> stats = b.Nodes("LayerNormalization", {b.Node("Add", {x, x}), scale}, 2);
+  b.Output(stats[0]);
+  b.Output(stats[1]);
+  const FusedComparison r = FuseAndCompare(b.Build(), {PseudoRandom({2, 4, kModel}, 4), PseudoRandom({1, 4, kModel}, 5)});
+  EXPECT_EQ(r.error, 0.0);
+  EXPECT_EQ(Count(r.report, "skip_layer_norm"), 0);
+  ASSERT_EQ(r.report.rejected.size(), 2u);
+  std::string reasons = r.report.rejected[0].reason + " | " + r.report.rejected[1].reason;
+  EXPECT_TRUE(absl::StrContains(reasons, "the Add is not of two tensors of one shape: 'x' [batch, seq, 48] + 'pos' "
+                                         "[1, seq, 48]"))
+      << reasons;
+  EXPECT_TRUE(absl::StrContains(reasons, "has its output 1")) << reasons;
+}
+
+TEST(SkipNormFusion, ExportWritesTheAddAndTheNorm) {
+  for (const std::string norm : {"LayerNormalization", "RMSNormalization"}) {
+    auto graph = ResidualBlock(norm);
+    auto optimised = Fused(graph->Clone());
+    const std::string path = BinaryDir() + "/skip_norm_export.onnx";
+    ASSERT_TRUE(ExportOptimizedModelToFile(*optimised, path).ok());
+    auto reread = ImportModelFromFile(path);
+    std::filesystem::remove(path);
+    ASSERT_TRUE(reread.ok()) << reread.status();
+    EXPECT_EQ((*reread)->OpsetFor("attune"), 0);
+    EXPECT_EQ(CountOps(**reread, "Add"), 2);
+    EXPECT_EQ(CountOps(**reread, norm), 2);
+    ExpectSameValues(*graph, **reread, Inputs(3));
+  }
+}
+
+}  // namespace
+}  // namespace attune::testing
