@@ -41,6 +41,22 @@ absl::StatusOr<NormAttributes> ReadAttributes(const std::string& label, const At
   return n;
 }
 
+// Whether `skip` is `x`'s shape with its leading dims 1 or absent (so that
+// its elements repeat over x's in blocks), a non-empty block.
+bool RepeatsOverLeadingDims(const std::vector<int64_t>& skip, const std::vector<int64_t>& x) {
+  if (skip.size() > x.size()) return false;
+  const size_t lead = x.size() - skip.size();
+  size_t first_full = 0;  // dims of skip from here on equal x's
+  for (size_t i = 0; i < skip.size(); ++i)
+    if (skip[i] != x[lead + i]) {
+      if (skip[i] != 1) return false;
+      first_full = i + 1;
+    }
+  for (size_t i = 0; i < first_full; ++i)
+    if (skip[i] != 1) return false;
+  return true;
+}
+
 class NormKernel final : public Kernel {
  public:
   NormKernel(std::string label, NormAttributes attrs, bool layer_norm, bool skip)
@@ -72,10 +88,10 @@ class NormKernel final : public Kernel {
       return absl::InvalidArgumentError(
           absl::StrCat(label_, ": axis ", attrs_.axis, " is out of range for X ", ShapeToString(x->shape())));
 
-    if (skip != nullptr && (skip->type() != x->type() || skip->shape() != x->shape()))
-      return absl::InvalidArgumentError(absl::StrCat(label_, ": Skip ", ElementTypeName(skip->type()),
-                                                     ShapeToString(skip->shape()), " must have X's type and shape, ",
-                                                     ElementTypeName(x->type()), ShapeToString(x->shape())));
+    if (skip != nullptr && (skip->type() != x->type() || !RepeatsOverLeadingDims(skip->shape(), x->shape())))
+      return absl::InvalidArgumentError(absl::StrCat(
+          label_, ": Skip ", ElementTypeName(skip->type()), ShapeToString(skip->shape()), " must have X's type and ",
+          "shape, or that shape with leading dims of 1: X is ", ElementTypeName(x->type()), ShapeToString(x->shape())));
     const std::vector<int64_t>& shape = x->shape();
     ASSIGN_OR_RETURN(ParamView scale_view, ParamView::Make(label_, "Scale", *scale, shape, static_cast<int>(axis)));
     std::optional<ParamView> bias_view;
@@ -94,6 +110,10 @@ class NormKernel final : public Kernel {
     for (int64_t d = 0; d < axis; ++d) job.rows *= shape[d];
     job.features = 1;
     for (int64_t d = axis; d < rank; ++d) job.features *= shape[d];
+    if (skip != nullptr && job.features > 0 && skip->num_elements() % job.features != 0)
+      return absl::InvalidArgumentError(absl::StrCat(label_, ": Skip ", ShapeToString(skip->shape()),
+                                                     " does not cover the normalized dims of X ",
+                                                     ShapeToString(shape), " from axis ", axis));
     job.scale = &scale_view;
     job.bias = bias_view ? &*bias_view : nullptr;
     job.subtract_mean = layer_norm_;

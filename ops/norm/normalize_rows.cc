@@ -1,5 +1,6 @@
 #include "ops/norm/normalize_rows.h"
 
+#include <algorithm>
 #include <cmath>
 #include <type_traits>
 #include <vector>
@@ -84,6 +85,8 @@ template <typename T, typename C>
 void Run(const NormalizeRowsJob& job) {
   const T* skip = job.skip != nullptr ? job.skip->data<T>() : nullptr;
   T* sum = job.sum != nullptr ? job.sum->data<T>() : nullptr;
+  const int64_t skip_rows =
+      skip != nullptr && job.features > 0 ? std::max<int64_t>(1, job.skip->num_elements() / job.features) : 1;
   const T* x = job.x->data<T>();
   T* y = job.y->data<T>();
   const int64_t n = job.features;
@@ -105,7 +108,7 @@ void Run(const NormalizeRowsJob& job) {
       const T* xr = x + r * n;
       if (skip != nullptr) {
         T* sr = sum != nullptr ? sum + r * n : summed.data();
-        const T* kr = skip + r * n;
+        const T* kr = skip + (r % skip_rows) * n;
 #pragma omp simd
         for (int64_t j = 0; j < n; ++j) sr[j] = AddAs<T>(xr[j], kr[j]);
         xr = sr;

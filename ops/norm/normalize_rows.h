@@ -16,7 +16,10 @@ namespace attune {
 
 struct NormalizeRowsJob {
   const Tensor* x = nullptr;
-  const Tensor* skip = nullptr;  // optional, x's type and shape: rows of x + skip are normalised
+  /// Optional, x's type: rows of x + skip are normalised. Its shape is x's
+  /// with leading dims 1 (or absent), so that its rows repeat over x's: row r
+  /// of x adds row r % (rows of skip) (a position embedding over the batch).
+  const Tensor* skip = nullptr;
   Tensor* sum = nullptr;         // optional with skip: x + skip is stored here (x's type and shape)
   Tensor* y = nullptr;           // same type and shape as x
   int64_t rows = 0, features = 0;

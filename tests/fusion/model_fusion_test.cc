@@ -175,12 +175,14 @@ TEST_P(ModelFusionTest, FusesTheDeclaredBlocksAndKeepsTheOutputs) {
       std::sort(fused_kinds.begin(), fused_kinds.end());
       EXPECT_EQ(fused_kinds, declared_kinds);
     }
-    // Every declared block left unfused is explained in the report, and nothing else is rejected.
+    // Every declared block left unfused is explained in the report, and no other attention is rejected.
     // A block fused with its mask as an explicit input may also say why it was not fused as
     // causal: that rejection is anchored at a node the fusion replaced.
     const int unfused = static_cast<int>(spec["attention_blocks"].size()) - total;
     int unexplained = 0;
     for (const RejectedCandidate& r : fused.report.rejected) {
+      // Near misses of the op fusions (a norm of a sum that is not a residual) explain no block.
+      if (!absl::StartsWith(r.pattern, "attention")) continue;
       bool fused_explicitly = false;
       for (const FusionRecord& f : fused.report.fusions)
         fused_explicitly |= !f.undone && f.mask == "explicit" &&
