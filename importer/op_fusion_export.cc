@@ -120,6 +120,36 @@ void LowerSkipNorm(Graph& graph, Node* node) {
   graph.AddNode("Add", "", graph.UniqueName(name + "/Add"), {x, skip}, {sum});
 }
 
+// The steps of an attune.ElementwiseChain as the ops they are; the last takes
+// the node's place. A chain whose program does not read (a hand-written
+// node) stays.
+void LowerElementwiseChain(Graph& graph, Node* node) {
+  auto ops = node->attributes().GetStrings("ops");
+  auto operands = node->attributes().GetInts("operands");
+  if (!ops.ok() || !operands.ok() || ops->empty() || operands->size() != 2 * ops->size()) return;
+  const int64_t inputs = node->num_inputs();
+  for (size_t j = 0; j < ops->size(); ++j)
+    for (int k = 0; k < 2; ++k) {
+      const int64_t r = (*operands)[2 * j + k];
+      if (r < -1 || r >= inputs + static_cast<int64_t>(j) || (k == 0 && r < 0)) return;
+    }
+  Value* out = node->output(0);
+  std::vector<Value*> results;
+  for (size_t j = 0; j < ops->size(); ++j) {
+    auto value = [&](int64_t r) { return r < inputs ? node->input(static_cast<int>(r)) : results[r - inputs]; };
+    std::vector<Value*> in = {value((*operands)[2 * j])};
+    if ((*operands)[2 * j + 1] >= 0) in.push_back(value((*operands)[2 * j + 1]));
+    const std::string& op = (*ops)[j];
+    if (j + 1 == ops->size()) {
+      graph.ReplaceNode(node, op, "", std::move(in));
+      return;
+    }
+    Value* v = graph.AddValue(node->name() + "/" + op, out->type(), out->shape());
+    graph.AddNode(op, "", graph.UniqueName(node->name() + "/" + op), std::move(in), {v});
+    results.push_back(v);
+  }
+}
+
 }  // namespace
 
 absl::Status LowerFusedOpsForOnnx(Graph& graph) {
@@ -128,6 +158,8 @@ absl::Status LowerFusedOpsForOnnx(Graph& graph) {
         (node->op_type() == "SkipLayerNormalization" || node->op_type() == "SkipRMSNormalization") &&
         node->num_inputs() >= 3 && node->input(0) != nullptr && node->input(1) != nullptr)
       LowerSkipNorm(graph, node);
+    else if (node->domain() == "attune" && node->op_type() == "ElementwiseChain")
+      LowerElementwiseChain(graph, node);
   const int opset = graph.OpsetFor("");
   for (Node* node : graph.nodes()) {
     // The constants and casts of the definition take x's type.

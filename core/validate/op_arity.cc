@@ -73,6 +73,7 @@ class ArityTable {
     // X, Skip, Scale (, B) -> Y (, X + Skip).
     Add("SkipLayerNormalization", {{1, 3, 4, 1, 2}}, "attune");
     Add("SkipRMSNormalization", {{1, 3, 3, 1, 2}}, "attune");
+    Add("ElementwiseChain", {{1, 1, 16, 1, 1}}, "attune");  // ops/elementwise/elementwise_chain.h
   }
 
   const OpArity* Find(std::string_view domain, std::string_view op_type, int opset) const {

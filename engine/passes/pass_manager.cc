@@ -156,6 +156,8 @@ std::unique_ptr<PassManager> DefaultPipeline(bool fuse) {
     // After it, so that a product whose B it reads in place keeps that, and
     // after the op fusions, which write the activations this folds.
     lower.push_back(MakeProductEpilogueFusionPass());
+    // Last: what no fused op describes (a Relu the products did not take).
+    lower.push_back(MakeElementwiseChainPass());
     manager->AddStage("lower", std::move(lower));
   }
   std::vector<std::unique_ptr<Pass>> cleanup;

@@ -46,6 +46,8 @@ std::unique_ptr<Pass> MakeTransposedMatMulPass();
 /// Gelu / Swish / Relu of a product, and SwiGLU's Mul, folded into the product
 /// (attune.FusedMatMul / attune.FusedGemm with an epilogue).
 std::unique_ptr<Pass> MakeProductEpilogueFusionPass();
+/// Trees of float32 element-wise ops -> attune.ElementwiseChain (one pass over memory).
+std::unique_ptr<Pass> MakeElementwiseChainPass();
 /// Largest tensor the fusion's probes (mask proof, verification) may create;
 /// a probe above it fails with ResourceExhausted, and the fusion says so.
 inline constexpr int64_t kFusionProbeMaxTensorBytes = int64_t{256} << 20;

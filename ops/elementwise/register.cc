@@ -1,6 +1,7 @@
 // The element-wise family: which op and opset range each kernel implements.
 // Ranges start at the first opset whose meaning the kernel implements in full;
 // later versions that only add types (bfloat16, int8, ...) share the kernel.
+#include "ops/elementwise/elementwise_chain.h"
 #include "ops/elementwise/kernels.h"
 #include "ops/registry.h"
 
@@ -67,6 +68,7 @@ void RegisterElementwiseKernels(KernelRegistry& registry) {
   registry.Register("", "IsInf", 10, UnaryMathKernel(UnaryMathOp::kIsInf));
 
   registry.Register("", "Relu", 6, ActivationKernel(ActivationOp::kRelu));
+  registry.Register("attune", "ElementwiseChain", 1, ElementwiseChainKernel());
   registry.Register("", "LeakyRelu", 6, ActivationKernel(ActivationOp::kLeakyRelu));
   registry.Register("", "Sigmoid", 6, ActivationKernel(ActivationOp::kSigmoid));
   registry.Register("", "Tanh", 6, ActivationKernel(ActivationOp::kTanh));

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "importer/attention_export.h"
 #include "importer/onnx_importer.h"
 #include "tests/common/paths.h"
@@ -26,17 +27,17 @@ std::unique_ptr<Graph> Gpt2Mlp(ElementType type = ElementType::kFloat32) {
   GraphBuilder b(17);
   Value* x = b.Input("x", type, Dims({"batch", "seq", kModel}));
   auto conv1d = [&](Value* in, int64_t nx, int64_t nf, uint32_t seed) {
-    Value* rows = b.Node("Reshape", {in, b.Constant("rows" + std::to_string(seed), Int64s({-1, nx}))});
-    Value* w = b.Constant("w" + std::to_string(seed), PseudoRandom({nx, nf}, seed));
-    Value* bias = b.Constant("b" + std::to_string(seed), PseudoRandom({nf}, seed + 1));
+    Value* rows = b.Node("Reshape", {in, b.Constant(absl::StrCat("rows", seed), Int64s({-1, nx}))});
+    Value* w = b.Constant(absl::StrCat("w", seed), PseudoRandom({nx, nf}, seed));
+    Value* bias = b.Constant(absl::StrCat("b", seed), PseudoRandom({nf}, seed + 1));
     if (type != ElementType::kFloat32) {
       w = b.Node("Cast", {w}, Attrs({{"to", static_cast<int64_t>(type)}}));
       bias = b.Node("Cast", {bias}, Attrs({{"to", static_cast<int64_t>(type)}}));
     }
     Value* y = b.Node("Gemm", {rows, w, bias});
-    Value* shape = b.Node("Concat", {b.Node("Slice", {b.Node("Shape", {in}), b.Constant("s0" + std::to_string(seed), Int64s({0})),
-                                                      b.Constant("s1" + std::to_string(seed), Int64s({-1}))}),
-                                     b.Constant("n" + std::to_string(seed), Int64s({nf}))},
+    Value* shape = b.Node("Concat", {b.Node("Slice", {b.Node("Shape", {in}), b.Constant(absl::StrCat("s0", seed), Int64s({0})),
+                                                      b.Constant(absl::StrCat("s1", seed), Int64s({-1}))}),
+                                     b.Constant(absl::StrCat("n", seed), Int64s({nf}))},
                           Attrs({{"axis", int64_t{0}}}));
     return b.Node("Reshape", {y, shape});
   };

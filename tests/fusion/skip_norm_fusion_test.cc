@@ -8,6 +8,7 @@
 #include <string>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "importer/attention_export.h"
 #include "importer/onnx_importer.h"
 #include "tests/common/compare.h"
@@ -31,8 +32,8 @@ std::unique_ptr<Graph> ResidualBlock(const std::string& norm, ElementType type =
     return type == ElementType::kFloat32 ? p : b.Node("Cast", {p}, Attrs({{"to", static_cast<int64_t>(type)}}));
   };
   auto normed = [&](Value* h, uint32_t seed) {
-    std::vector<Value*> inputs = {h, param("scale" + std::to_string(seed), seed)};
-    if (norm == "LayerNormalization") inputs.push_back(param("bias" + std::to_string(seed), seed + 1));
+    std::vector<Value*> inputs = {h, param(absl::StrCat("scale", seed), seed)};
+    if (norm == "LayerNormalization") inputs.push_back(param(absl::StrCat("bias", seed), seed + 1));
     return b.Node(norm, inputs, Attrs({{"epsilon", 1e-5f}}));
   };
   Value* hidden = b.Node("Add", {x, attn});

@@ -190,6 +190,17 @@ void AddElementwiseRules(RuleTable& table) {
                          "LeakyRelu", "Elu", "Selu", "Celu", "HardSigmoid", "HardSwish", "Mish", "ThresholdedRelu",
                          "Swish", "Shrink", "Clip", "Softmax", "LogSoftmax", "Hardmax", "CumSum", "Trilu"})
     table.Add(op, SameAsInput);
+  table.Add("ElementwiseChain", [](ShapeContext& ctx) {  // the shape of its inputs of the output's shape
+    const auto scalar = ctx.attrs().GetInts("scalar");
+    ctx.output(0).type = ElementType::kFloat32;
+    if (!scalar.ok()) return absl::OkStatus();
+    for (int i = 0; i < ctx.num_inputs() && i < static_cast<int>(scalar->size()); ++i)
+      if ((*scalar)[i] == 0) {
+        ctx.output(0).shape = ctx.input(i).shape;
+        break;
+      }
+    return absl::OkStatus();
+  }, "attune");
   for (const char* op : {"Not", "IsNaN", "IsInf"}) table.Add(op, BoolSameShape);
   table.Add("Dropout", DropoutRule);
   for (const char* op : {"Add", "Sub", "Mul", "Div", "Pow", "Mod", "BitShift", "PRelu", "Equal", "Less", "Greater",
