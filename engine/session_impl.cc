@@ -12,6 +12,7 @@
 #include "core/memory/buffer_pool.h"
 #include "engine/optimise_graph.h"
 #include "ops/attention/attention_backend.h"
+#include "ops/common/team_monitor.h"
 #include "ops/registry.h"
 
 namespace attune {
@@ -122,6 +123,7 @@ absl::StatusOr<std::unique_ptr<SessionImpl>> SessionImpl::Create(std::unique_ptr
   for (const Value* v : declared.outputs()) impl->outputs_.push_back(ToTensorInfo(*v));
   ASSIGN_OR_RETURN(impl->plan_, Plan::Compile(*impl->graph_, DefaultKernelRegistry(), ToExecOptions(options),
                                                ReleaseFrom(*impl->graph_, impl->unspecialised_graph_.get())));
+  if (options.threads != 1) ProbeCoresOnce(options.threads);
   return impl;
 }
 

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <mutex>
 
 #include <fcntl.h>
+#include <omp.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -60,6 +62,36 @@ void ReportWorkerStartLag(int64_t lag_ns) {
   const int64_t pause = pause_ns.load(std::memory_order_relaxed);
   solo_until_ns.store(now + pause, std::memory_order_relaxed);
   pause_ns.store(std::min(2 * pause, kLongestPauseNs), std::memory_order_relaxed);
+}
+
+bool CoresContended(int threads) {
+  std::atomic<int64_t> longest_wait{0};
+#pragma omp parallel num_threads(threads)
+  {
+    RunQueueWaitSinceLastProbeNs();  // the baseline
+    const int64_t until = MonitorNowNs() + kCoreProbeNs;
+    while (MonitorNowNs() < until) {
+    }
+    RaiseTo(longest_wait, RunQueueWaitSinceLastProbeNs());
+  }
+  NoteRegionEnd(MonitorNowNs());
+  return longest_wait.load() > kCoreProbeWaitNs;
+}
+
+bool ProbeCoresOnce(int threads) {
+  static std::once_flag once;
+  static bool contended = false;
+  std::call_once(once, [&] {
+    const int team = threads > 0 ? threads : omp_get_max_threads();
+    if (team <= 1 || !CoresContended(team)) return;
+    contended = true;
+    const int64_t now = MonitorNowNs();
+    stalls.fetch_add(1, std::memory_order_relaxed);
+    last_stall_ns.store(now, std::memory_order_relaxed);
+    solo_until_ns.store(now + kContendedStartNs, std::memory_order_relaxed);
+    pause_ns.store(std::min(2 * kContendedStartNs, kLongestPauseNs), std::memory_order_relaxed);
+  });
+  return contended;
 }
 
 int64_t RunQueueWaitSinceLastProbeNs() {

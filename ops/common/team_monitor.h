@@ -94,6 +94,23 @@ inline constexpr int64_t kLateWorkerStartNs = 250'000;
 /// 300 000 iterations by default (6 ms on a Zen 5 core) before it sleeps.
 inline constexpr int64_t kWorkerSleepGapNs = 2'000'000;
 
+/// Once per process, before its first run on more than one thread: whether
+/// a team of `threads` (0: OpenMP's default) finds its cores free. Every
+/// thread spins kCoreProbeNs and reads how long it waited for its core; a
+/// wait above kCoreProbeWaitNs on any (another process holds a core) starts
+/// the process on one thread for kContendedStartNs, as a stall does, so a
+/// short process on a busy machine does not pay its first stalls before
+/// the monitor learns (six LLaMA decode steps took 50 ms each on two threads
+/// against 35 on one). A machine that quiets down gets its threads back when
+/// that pause ends. Returns whether the cores were found contended.
+bool ProbeCoresOnce(int threads);
+/// The measurement itself, on a team of `threads`: whether one of them
+/// waited more than kCoreProbeWaitNs for its core while spinning kCoreProbeNs.
+bool CoresContended(int threads);
+inline constexpr int64_t kCoreProbeNs = 20'000'000;
+inline constexpr int64_t kCoreProbeWaitNs = 2'000'000;
+inline constexpr int64_t kContendedStartNs = 1'000'000'000;
+
 /// Stalls reported since the process started (each began a one-thread pause).
 int64_t TeamStallCount();
 

@@ -4,7 +4,7 @@
 // a worker's wait for its core when that is longer (measured from the
 // kernel's run delay);
 // while paused, ParallelForRange runs on the calling thread; a oneDNN product
-// counts as a region.
+// counts as a region; the load-time probe sees cores that others hold.
 #include "ops/common/team_monitor.h"
 
 #include <omp.h>
@@ -149,6 +149,25 @@ TEST(RunQueueWait, ThreadsSharingOneCoreWaitForIt) {
   EXPECT_GT(waited, 10'000'000) << "ns waited for the core in 90 ms shared three ways";
   spin_for(std::chrono::milliseconds(5));
   EXPECT_LT(RunQueueWaitSinceLastProbeNs(), 5'000'000) << "the wait is counted from the last call";
+}
+
+// With a rival spinning for every core, a team of two has to wait for its
+// cores: the load-time probe sees them contended.
+TEST(CoreProbe, ATeamOnCoresThatOthersHoldSeesThemContended) {
+  std::ifstream schedstat("/proc/thread-self/schedstat");
+  int64_t on_cpu_ns = 0;
+  if (!(schedstat >> on_cpu_ns) || on_cpu_ns == 0) GTEST_SKIP() << "this kernel does not report run delays";
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> rivals;
+  for (unsigned i = 0; i < std::max(1u, std::thread::hardware_concurrency()); ++i)
+    rivals.emplace_back([&] {
+      while (!stop.load(std::memory_order_relaxed)) {
+      }
+    });
+  const bool contended = CoresContended(2);
+  stop = true;
+  for (std::thread& t : rivals) t.join();
+  EXPECT_TRUE(contended);
 }
 
 // The first region after the team sat idle may wake sleeping workers, which
