@@ -4,28 +4,15 @@
 // threads); where chains stop (an intermediate read elsewhere, a broadcast
 // operand, another type); a bad program refused with one line; the export
 // back to the ops.
-#include <filesystem>
 #include <limits>
 #include <string>
 
-#include "importer/attention_export.h"
-#include "importer/onnx_importer.h"
-#include "tests/common/compare.h"
-#include "tests/common/paths.h"
 #include "tests/common/torch_export_graphs.h"
+#include "tests/fusion/fuse_and_compare.h"
 #include "tests/fusion/op_fusion_graphs.h"
 
 namespace attune::testing {
 namespace {
-
-std::unique_ptr<Graph> Optimised(std::unique_ptr<Graph> graph, FusionReport* report = nullptr) {
-  PassContext context;
-  context.registry = &DefaultKernelRegistry();
-  context.evaluator = &DefaultSubgraphEvaluator();
-  context.report = report;
-  EXPECT_TRUE(DefaultPipeline(true)->Run(*graph, context).ok());
-  return graph;
-}
 
 // x, y of [3, n, 7] with NaN and both infinities in x.
 std::vector<Tensor> Inputs(int64_t n) {
@@ -35,15 +22,6 @@ std::vector<Tensor> Inputs(int64_t n) {
   x.data<float>()[10] = std::numeric_limits<float>::infinity();
   x.data<float>()[x.num_elements() - 1] = -std::numeric_limits<float>::infinity();
   return {x, y};
-}
-
-void ExpectSameValues(const Graph& a, const Graph& b, const std::vector<Tensor>& inputs) {
-  auto want = RunGraph(a, DefaultKernelRegistry(), inputs);
-  auto got = RunGraph(b, DefaultKernelRegistry(), inputs);
-  ASSERT_TRUE(want.ok()) << want.status();
-  ASSERT_TRUE(got.ok()) << got.status();
-  for (size_t o = 0; o < want->size(); ++o)
-    EXPECT_EQ(CompareTensors((*got)[o], (*want)[o], Tolerance{0.0, 0.0}), "") << "output " << o;
 }
 
 using Chain = std::function<void(GraphBuilder&, Value* x, Value* y)>;
@@ -92,13 +70,13 @@ TEST(ElementwiseChainFusion, ChainsGiveTheOpsBits) {
   for (const ChainCase& c : Cases()) {
     FusionReport report;
     auto graph = ChainOf(c.chain);
-    auto fused = Optimised(graph->Clone(), &report);
+    auto fused = FusedGraph(graph->Clone(), &report);
     EXPECT_EQ(CountOps(*fused, "ElementwiseChain"), 1) << c.name;
     EXPECT_EQ(fused->num_nodes(), 1) << c.name;
     ASSERT_EQ(report.op_fusions.size(), 1u) << c.name;
     EXPECT_EQ(report.op_fusions[0].pattern, "elementwise_chain");
     EXPECT_EQ(static_cast<int>(report.op_fusions[0].replaced.size()), c.steps) << c.name;
-    for (int64_t n : {1, 20, 3000}) ExpectSameValues(*graph, *fused, Inputs(n));
+    for (int64_t n : {1, 20, 3000}) ExpectSameOutputs(*graph, *fused, Inputs(n));
   }
 }
 
@@ -115,7 +93,7 @@ TEST(ElementwiseChainFusion, ChainsStopWhereTheirBitsOrShapesWouldNotHold) {
   b.Output(b.Node("Abs", {b.Node("Neg", {h})}));                            // float16: stays
   auto graph = b.Build();
   FusionReport report;
-  auto fused = Optimised(graph->Clone(), &report);
+  auto fused = FusedGraph(graph->Clone(), &report);
   EXPECT_EQ(CountOps(*fused, "ElementwiseChain"), 1);
   ASSERT_EQ(report.op_fusions.size(), 1u);
   EXPECT_EQ(report.op_fusions[0].attributes, "Neg Exp");
@@ -124,7 +102,7 @@ TEST(ElementwiseChainFusion, ChainsStopWhereTheirBitsOrShapesWouldNotHold) {
   EXPECT_EQ(CountOps(*fused, "Mul"), 1);
   EXPECT_EQ(CountOps(*fused, "Abs"), 1);
   Tensor half = *Tensor::Create(ElementType::kFloat16, {3, 4, 7});
-  ExpectSameValues(*graph, *fused, {Inputs(4)[0], PseudoRandom({1, 7}, 3), half});
+  ExpectSameOutputs(*graph, *fused, {Inputs(4)[0], PseudoRandom({1, 7}, 3), half});
 }
 
 // A program whose operands do not read is refused at load, naming the node.
@@ -148,15 +126,12 @@ TEST(ElementwiseChainFusion, BadProgramsAreRefused) {
 
 TEST(ElementwiseChainFusion, ExportWritesTheOps) {
   auto graph = ChainOf(Cases()[2].chain);
-  auto fused = Optimised(graph->Clone());
-  const std::string path = BinaryDir() + "/elementwise_chain_export.onnx";
-  ASSERT_TRUE(ExportOptimizedModelToFile(*fused, path).ok());
-  auto reread = ImportModelFromFile(path);
-  std::filesystem::remove(path);
-  ASSERT_TRUE(reread.ok()) << reread.status();
-  EXPECT_EQ((*reread)->OpsetFor("attune"), 0);
-  EXPECT_EQ((*reread)->num_nodes(), 10);  // the steps (the constant 1 is an initializer)
-  ExpectSameValues(*graph, **reread, Inputs(5));
+  auto fused = FusedGraph(graph->Clone());
+  auto reread = ExportedAndReread(*fused, "elementwise_chain_export.onnx");
+  ASSERT_NE(reread, nullptr);
+  EXPECT_EQ(reread->OpsetFor("attune"), 0);
+  EXPECT_EQ(reread->num_nodes(), 10);  // the steps (the constant 1 is an initializer)
+  ExpectSameOutputs(*graph, *reread, Inputs(5));
 }
 
 }  // namespace

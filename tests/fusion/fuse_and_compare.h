@@ -4,6 +4,8 @@
 #pragma once
 
 #include <algorithm>
+#include <filesystem>
+#include <string>
 #include <memory>
 #include <vector>
 
@@ -12,9 +14,12 @@
 #include "engine/exec/plan_evaluator.h"
 #include "engine/passes/pass_manager.h"
 #include "gtest/gtest.h"
+#include "importer/attention_export.h"
+#include "importer/onnx_importer.h"
 #include "ops/registry.h"
 #include "tests/common/compare.h"
 #include "tests/common/graph_builder.h"
+#include "tests/common/paths.h"
 
 namespace attune::testing {
 
@@ -22,6 +27,41 @@ struct FusedComparison {
   FusionReport report;
   double error = 1e9;  // max |fused - original| over every output; 1e9 when either run fails
 };
+
+/// The default pipeline with fusion on `graph`, reporting into `report`.
+inline std::unique_ptr<Graph> FusedGraph(std::unique_ptr<Graph> graph, FusionReport* report = nullptr) {
+  PassContext context;
+  context.registry = &DefaultKernelRegistry();
+  context.evaluator = &DefaultSubgraphEvaluator();
+  context.report = report;
+  EXPECT_TRUE(DefaultPipeline(true)->Run(*graph, context).ok());
+  return graph;
+}
+
+/// Every output of the two graphs on `inputs` holds the same numbers, NaN
+/// where the other has NaN: for fused ops that give their subgraph's bits.
+inline void ExpectSameOutputs(const Graph& a, const Graph& b, const std::vector<Tensor>& inputs) {
+  auto want = RunGraph(a, DefaultKernelRegistry(), inputs);
+  auto got = RunGraph(b, DefaultKernelRegistry(), inputs);
+  ASSERT_TRUE(want.ok()) << want.status();
+  ASSERT_TRUE(got.ok()) << got.status();
+  ASSERT_EQ(want->size(), got->size());
+  for (size_t o = 0; o < want->size(); ++o)
+    EXPECT_EQ(CompareTensors((*got)[o], (*want)[o], Tolerance{0.0, 0.0}), "") << "output " << o;
+}
+
+/// `graph` written as --save-optimized writes it and imported again; nullptr
+/// (and a test failure) when either step fails.
+inline std::unique_ptr<Graph> ExportedAndReread(const Graph& graph, const std::string& file_name) {
+  const std::string path = BinaryDir() + "/" + file_name;
+  const absl::Status written = ExportOptimizedModelToFile(graph, path);
+  EXPECT_TRUE(written.ok()) << written;
+  auto reread = ImportModelFromFile(path);
+  std::filesystem::remove(path);
+  EXPECT_TRUE(reread.ok()) << reread.status();
+  if (!written.ok() || !reread.ok()) return nullptr;
+  return std::move(*reread);
+}
 
 inline FusedComparison FuseAndCompare(std::unique_ptr<Graph> graph, const std::vector<Tensor>& inputs) {
   FusedComparison r;

@@ -4,14 +4,10 @@
 // (down(silu(gate(x)) * up(x))), a tied head that stays bare. Each fused
 // graph against the unfused one; the misses with their reasons; the export
 // back to standard ONNX.
-#include <filesystem>
 #include <string>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "importer/attention_export.h"
-#include "importer/onnx_importer.h"
-#include "tests/common/paths.h"
 #include "tests/common/torch_export_graphs.h"
 #include "tests/fusion/fuse_and_compare.h"
 #include "tests/fusion/op_fusion_graphs.h"
@@ -65,15 +61,6 @@ const OpFusionRecord* FindFusion(const FusionReport& report, const std::string& 
   return nullptr;
 }
 
-std::unique_ptr<Graph> Optimised(std::unique_ptr<Graph> graph, FusionReport* report = nullptr) {
-  PassContext context;
-  context.registry = &DefaultKernelRegistry();
-  context.evaluator = &DefaultSubgraphEvaluator();
-  context.report = report;
-  EXPECT_TRUE(DefaultPipeline(true)->Run(*graph, context).ok());
-  return graph;
-}
-
 TEST(ProductEpilogueFusion, Gpt2ConvOneDGeluFoldsIntoTheGemm) {
   for (int64_t seq : {1, 7, 40}) {
     const FusedComparison r = FuseAndCompare(Gpt2Mlp(), {PseudoRandom({2, seq, kModel}, 1)});
@@ -85,7 +72,7 @@ TEST(ProductEpilogueFusion, Gpt2ConvOneDGeluFoldsIntoTheGemm) {
     EXPECT_EQ(f->op, "FusedGemm");
     EXPECT_EQ(f->attributes, "Gelu(approximate=tanh)");
   }
-  auto optimised = Optimised(Gpt2Mlp());
+  auto optimised = FusedGraph(Gpt2Mlp());
   EXPECT_EQ(CountOps(*optimised, "FusedGemm"), 1);
   EXPECT_EQ(CountOps(*optimised, "Gemm"), 1);  // c_proj: nothing to fold
   EXPECT_EQ(CountOps(*optimised, "Gelu"), 0);
@@ -102,7 +89,7 @@ TEST(ProductEpilogueFusion, LlamaSwiGluFoldsIntoTheGateProduct) {
     EXPECT_EQ(f->attributes, "Swish(alpha=1) x multiplier");
     EXPECT_TRUE(r.report.rejected.empty()) << r.report.rejected[0].reason;
   }
-  auto optimised = Optimised(LlamaMlp());
+  auto optimised = FusedGraph(LlamaMlp());
   EXPECT_EQ(CountOps(*optimised, "FusedMatMul"), 1);
   EXPECT_EQ(CountOps(*optimised, "MatMul"), 2);  // up and down
   EXPECT_EQ(CountOps(*optimised, "Mul"), 0);
@@ -137,7 +124,7 @@ TEST(ProductEpilogueFusion, MissesSayWhy) {
   }
   {
     FusionReport report;
-    auto optimised = Optimised(Gpt2Mlp(ElementType::kFloat16), &report);
+    auto optimised = FusedGraph(Gpt2Mlp(ElementType::kFloat16), &report);
     EXPECT_EQ(CountOps(*optimised, "Gelu"), 1);
     bool said = false;
     for (const RejectedCandidate& c : report.rejected)
@@ -150,17 +137,14 @@ TEST(ProductEpilogueFusion, MissesSayWhy) {
 TEST(ProductEpilogueFusion, ExportWritesTheStandardOps) {
   for (bool llama : {false, true}) {
     auto graph = llama ? LlamaMlp() : Gpt2Mlp();
-    auto optimised = Optimised(graph->Clone());
-    const std::string path = BinaryDir() + "/product_epilogue_export.onnx";
-    ASSERT_TRUE(ExportOptimizedModelToFile(*optimised, path).ok());
-    auto reread = ImportModelFromFile(path);
-    std::filesystem::remove(path);
-    ASSERT_TRUE(reread.ok()) << reread.status();
-    EXPECT_EQ((*reread)->OpsetFor("attune"), 0);
-    EXPECT_EQ(CountOps(**reread, llama ? "MatMul" : "Gemm"), llama ? 3 : 2);
+    auto optimised = FusedGraph(graph->Clone());
+    auto reread = ExportedAndReread(*optimised, "product_epilogue_export.onnx");
+    ASSERT_NE(reread, nullptr);
+    EXPECT_EQ(reread->OpsetFor("attune"), 0);
+    EXPECT_EQ(CountOps(*reread, llama ? "MatMul" : "Gemm"), llama ? 3 : 2);
     const Tensor x = PseudoRandom({2, 5, kModel}, 7);
     auto want = RunGraph(*graph, DefaultKernelRegistry(), {x});
-    auto got = RunGraph(**reread, DefaultKernelRegistry(), {x});
+    auto got = RunGraph(*reread, DefaultKernelRegistry(), {x});
     ASSERT_TRUE(want.ok() && got.ok());
     EXPECT_LE(MaxAbsDifference((*want)[0], (*got)[0]), 1e-5);
   }

@@ -3,16 +3,11 @@
 // (RMSNormalization) write their blocks; the fused graph gives the unfused
 // graph's bits, NaN and infinities included, whether or not the sum is read
 // further on; the misses with their reasons; the export back to Add + norm.
-#include <filesystem>
 #include <limits>
 #include <string>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "importer/attention_export.h"
-#include "importer/onnx_importer.h"
-#include "tests/common/compare.h"
-#include "tests/common/paths.h"
 #include "tests/common/torch_export_graphs.h"
 #include "tests/fusion/fuse_and_compare.h"
 
@@ -43,30 +38,11 @@ std::unique_ptr<Graph> ResidualBlock(const std::string& norm, ElementType type =
   return b.Build();
 }
 
-std::unique_ptr<Graph> Fused(std::unique_ptr<Graph> graph, FusionReport* report = nullptr) {
-  PassContext context;
-  context.registry = &DefaultKernelRegistry();
-  context.evaluator = &DefaultSubgraphEvaluator();
-  context.report = report;
-  EXPECT_TRUE(DefaultPipeline(true)->Run(*graph, context).ok());
-  return graph;
-}
-
 std::vector<Tensor> Inputs(int64_t seq) {
   Tensor x = PseudoRandom({2, seq, kModel}, 1), attn = PseudoRandom({2, seq, kModel}, 2);
   x.data<float>()[5] = std::numeric_limits<float>::quiet_NaN();
   attn.data<float>()[kModel + 3] = std::numeric_limits<float>::infinity();
   return {x, attn};
-}
-
-// Every output of the two graphs holds the same numbers, NaN where the other
-// has NaN (the Inputs' NaN and infinity make whole rows NaN).
-void ExpectSameValues(const Graph& a, const Graph& b, const std::vector<Tensor>& inputs) {
-  auto want = RunGraph(a, DefaultKernelRegistry(), inputs);
-  auto got = RunGraph(b, DefaultKernelRegistry(), inputs);
-  ASSERT_TRUE(want.ok() && got.ok());
-  for (size_t o = 0; o < want->size(); ++o)
-    EXPECT_EQ(CompareTensors((*got)[o], (*want)[o], Tolerance{0.0, 0.0}), "") << "output " << o;
 }
 
 int Count(const FusionReport& report, const std::string& pattern) {
@@ -79,12 +55,12 @@ TEST(SkipNormFusion, ResidualAndNormGiveTheSubgraphsBits) {
   for (const std::string norm : {"LayerNormalization", "RMSNormalization"})
     for (int64_t seq : {1, 9, 300}) {
       auto original = ResidualBlock(norm);
-      ExpectSameValues(*original, *Fused(original->Clone()), Inputs(seq));
+      ExpectSameOutputs(*original, *FusedGraph(original->Clone()), Inputs(seq));
       const FusedComparison r = FuseAndCompare(ResidualBlock(norm), Inputs(seq));
       EXPECT_EQ(Count(r.report, norm == "RMSNormalization" ? "skip_rms_norm" : "skip_layer_norm"), 2) << norm;
       EXPECT_TRUE(r.report.rejected.empty()) << r.report.rejected[0].reason;
     }
-  auto graph = Fused(ResidualBlock("LayerNormalization"));
+  auto graph = FusedGraph(ResidualBlock("LayerNormalization"));
   EXPECT_EQ(CountOps(*graph, "SkipLayerNormalization"), 2);
   EXPECT_EQ(CountOps(*graph, "Add"), 0);
   EXPECT_EQ(CountOps(*graph, "LayerNormalization"), 0);
@@ -93,7 +69,7 @@ TEST(SkipNormFusion, ResidualAndNormGiveTheSubgraphsBits) {
 TEST(SkipNormFusion, Float16SumsRoundAsTheAddDoes) {
   auto original = ResidualBlock("LayerNormalization", ElementType::kFloat16);
   FusionReport report;
-  auto graph = Fused(original->Clone(), &report);
+  auto graph = FusedGraph(original->Clone(), &report);
   EXPECT_EQ(Count(report, "skip_layer_norm"), 2);
   std::vector<Tensor> inputs;
   for (const Tensor& t : Inputs(7)) {
@@ -101,7 +77,7 @@ TEST(SkipNormFusion, Float16SumsRoundAsTheAddDoes) {
     for (int64_t i = 0; i < t.num_elements(); ++i) h.data<Float16>()[i] = FloatToHalf(t.data<float>()[i] * 300.0f);
     inputs.push_back(h);
   }
-  ExpectSameValues(*original, *graph, inputs);
+  ExpectSameOutputs(*original, *graph, inputs);
 }
 
 // GPT-2's wte + wpe: the position embedding [1, seq, d] repeats over the
@@ -117,14 +93,9 @@ TEST(SkipNormFusion, PositionEmbeddingRepeatsOverTheBatch) {
     b.Output(b.Node("Tanh", {sum}));
     auto graph = b.Build();
     FusionReport report;
-    auto fused = Fused(graph->Clone(), &report);
+    auto fused = FusedGraph(graph->Clone(), &report);
     EXPECT_EQ(Count(report, "skip_layer_norm"), 1);
-    const std::vector<Tensor> inputs = {PseudoRandom({3, 5, kModel}, 4), PseudoRandom({1, 5, kModel}, 5)};
-    auto want = RunGraph(*graph, DefaultKernelRegistry(), inputs);
-    auto got = RunGraph(*fused, DefaultKernelRegistry(), inputs);
-    ASSERT_TRUE(want.ok() && got.ok()) << got.status();
-    for (size_t o = 0; o < want->size(); ++o)
-      EXPECT_EQ(CompareTensors((*got)[o], (*want)[o], Tolerance{0.0, 0.0}), "") << "output " << o;
+    ExpectSameOutputs(*graph, *fused, {PseudoRandom({3, 5, kModel}, 4), PseudoRandom({1, 5, kModel}, 5)});
   }
 }
 
@@ -154,16 +125,13 @@ TEST(SkipNormFusion, MissesSayWhy) {
 TEST(SkipNormFusion, ExportWritesTheAddAndTheNorm) {
   for (const std::string norm : {"LayerNormalization", "RMSNormalization"}) {
     auto graph = ResidualBlock(norm);
-    auto optimised = Fused(graph->Clone());
-    const std::string path = BinaryDir() + "/skip_norm_export.onnx";
-    ASSERT_TRUE(ExportOptimizedModelToFile(*optimised, path).ok());
-    auto reread = ImportModelFromFile(path);
-    std::filesystem::remove(path);
-    ASSERT_TRUE(reread.ok()) << reread.status();
-    EXPECT_EQ((*reread)->OpsetFor("attune"), 0);
-    EXPECT_EQ(CountOps(**reread, "Add"), 2);
-    EXPECT_EQ(CountOps(**reread, norm), 2);
-    ExpectSameValues(*graph, **reread, Inputs(3));
+    auto optimised = FusedGraph(graph->Clone());
+    auto reread = ExportedAndReread(*optimised, "skip_norm_export.onnx");
+    ASSERT_NE(reread, nullptr);
+    EXPECT_EQ(reread->OpsetFor("attune"), 0);
+    EXPECT_EQ(CountOps(*reread, "Add"), 2);
+    EXPECT_EQ(CountOps(*reread, norm), 2);
+    ExpectSameOutputs(*graph, *reread, Inputs(3));
   }
 }
 
