@@ -28,7 +28,7 @@ bool ProductOf(Graph& graph, const Node& node, Product& product) {
     product.op = "Gemm";
     product.inputs = {a, b};
     if (node.num_inputs() > 2 && node.input(2) != nullptr) product.inputs.push_back(node.input(2));
-    return true;
+    return true;  // (C is Gemm's own; input 3, the multiplier, is the epilogue's)
   }
   auto trans_b = node.attributes().GetInt("trans_b", 0);
   if (!trans_b.ok()) return false;
@@ -66,29 +66,43 @@ std::pair<std::string, Attributes> ActivationOf(const Node& node) {
 absl::Status LowerFusedMatMulForOnnx(Graph& graph) {
   for (Node* node : graph.nodes()) {
     if (node->domain() != "attune" || (node->op_type() != "FusedMatMul" && node->op_type() != "FusedGemm")) continue;
-    const int multiplier_input = node->op_type() == "FusedGemm" ? 3 : 2;
-    Value* multiplier = node->num_inputs() > multiplier_input ? node->input(multiplier_input) : nullptr;
+    const bool gemm = node->op_type() == "FusedGemm";
+    auto input = [&](int i) { return node->num_inputs() > i ? node->input(i) : nullptr; };
+    Value* bias = gemm ? nullptr : input(2);
+    Value* multiplier = input(3);
     auto [activation, activation_attrs] = ActivationOf(*node);
     Product product;
     if (!ProductOf(graph, *node, product)) continue;
-    Value* out = node->output(0);
-    // The chain product -> activation -> Mul; its last op takes the node's place.
-    if (activation.empty() && multiplier == nullptr) {
+    // The chain product (-> Add bias) (-> activation) (-> Mul multiplier);
+    // its last op takes the node's place.
+    struct Step {
+      std::string op;
+      Value* operand;  // the second input, or nullptr
+      Attributes attrs;
+    };
+    std::vector<Step> steps;
+    if (bias != nullptr) steps.push_back({"Add", bias, {}});
+    if (!activation.empty()) steps.push_back({activation, nullptr, std::move(activation_attrs)});
+    if (multiplier != nullptr) steps.push_back({"Mul", multiplier, {}});
+    if (steps.empty()) {
       graph.ReplaceNode(node, product.op, "", product.inputs, std::move(product.attributes));
       continue;
     }
+    Value* out = node->output(0);
     Value* running = graph.AddValue(node->name() + "/product", out->type(), out->shape());
     graph.AddNode(product.op, "", graph.UniqueName(node->name() + "/" + product.op), product.inputs, {running},
                   std::move(product.attributes));
-    if (activation.empty()) {
-      graph.ReplaceNode(node, "Mul", "", {running, multiplier});
-    } else if (multiplier == nullptr) {
-      graph.ReplaceNode(node, activation, "", {running}, std::move(activation_attrs));
-    } else {
-      Value* activated = graph.AddValue(node->name() + "/" + activation, out->type(), out->shape());
-      graph.AddNode(activation, "", graph.UniqueName(node->name() + "/" + activation), {running}, {activated},
-                    std::move(activation_attrs));
-      graph.ReplaceNode(node, "Mul", "", {activated, multiplier});
+    for (size_t i = 0; i < steps.size(); ++i) {
+      std::vector<Value*> inputs = {running};
+      if (steps[i].operand != nullptr) inputs.push_back(steps[i].operand);
+      if (i + 1 == steps.size()) {
+        graph.ReplaceNode(node, steps[i].op, "", std::move(inputs), std::move(steps[i].attrs));
+        break;
+      }
+      Value* next = graph.AddValue(node->name() + "/" + steps[i].op, out->type(), out->shape());
+      graph.AddNode(steps[i].op, "", graph.UniqueName(node->name() + "/" + steps[i].op), std::move(inputs), {next},
+                    std::move(steps[i].attrs));
+      running = next;
     }
   }
   return absl::OkStatus();

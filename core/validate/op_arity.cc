@@ -67,8 +67,8 @@ class ArityTable {
     // QK output.
     Add("Attention", {{1, 3, 6, 1, 4}, {24, 3, 7, 1, 4}});
     Add(mha::kOpType, {{1, 3, mha::kNumInputs, 1, mha::kNumOutputs}}, mha::kDomain);
-    // A, B (, multiplier) and A, B, C (, multiplier): ops/matmul/product_epilogue.h.
-    Add("FusedMatMul", {{1, 2, 3, 1, 1}}, "attune");
+    // A, B (, bias, multiplier) and A, B, C (, multiplier): ops/matmul/product_epilogue.h.
+    Add("FusedMatMul", {{1, 2, 4, 1, 1}}, "attune");
     Add("FusedGemm", {{1, 2, 4, 1, 1}}, "attune");
     // X, Skip, Scale (, B) -> Y (, X + Skip).
     Add("SkipLayerNormalization", {{1, 3, 4, 1, 2}}, "attune");

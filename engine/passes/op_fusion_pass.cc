@@ -223,6 +223,7 @@ std::unique_ptr<Pass> MakeProductEpilogueFusionPass() {
   std::vector<OpRule> rules;
   rules.push_back(op_fusion::SwiGluRule());
   rules.push_back(op_fusion::ProductActivationRule());
+  rules.push_back(op_fusion::ProductBiasRule());
   return std::make_unique<OpFusionPass>("product_epilogue_fusion", std::move(rules));
 }
 

@@ -43,8 +43,8 @@ std::unique_ptr<Pass> MakeRmsNormFusionPass();
 std::unique_ptr<Pass> MakeSkipNormFusionPass();
 /// MatMul(A, Transpose(B) of the last two axes) -> attune.FusedMatMul(A, B, trans_b=1).
 std::unique_ptr<Pass> MakeTransposedMatMulPass();
-/// Gelu / Swish / Relu of a product, and SwiGLU's Mul, folded into the product
-/// (attune.FusedMatMul / attune.FusedGemm with an epilogue).
+/// A bias row, Gelu / Swish / Relu of a product, and SwiGLU's Mul, folded into
+/// the product (attune.FusedMatMul / attune.FusedGemm with an epilogue).
 std::unique_ptr<Pass> MakeProductEpilogueFusionPass();
 /// Trees of float32 element-wise ops -> attune.ElementwiseChain (one pass over memory).
 std::unique_ptr<Pass> MakeElementwiseChainPass();

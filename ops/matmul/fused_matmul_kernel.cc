@@ -2,7 +2,7 @@
 // (trans_b = 1), so MatMul(A, Transpose(B)) needs no transposed copy of B.
 // A tied embedding read as the lm_head this way is stored once and never
 // transposed per run. Either way the product may end in an epilogue
-// (product_epilogue.h): an activation, then a multiplier (input 2).
+// (product_epilogue.h): a bias (input 2), an activation, a multiplier (input 3).
 #include <memory>
 #include <string>
 #include <vector>
@@ -27,11 +27,12 @@ class FusedMatMulKernel final : public Kernel {
 
   absl::Status Run(KernelContext& ctx) const override {
     RETURN_IF_ERROR(RunProduct(ctx));
-    return FinishProduct(label_, epilogue_, ctx, kMultiplierInput);
+    return FinishProduct(label_, epilogue_, ctx, kBiasInput, kMultiplierInput);
   }
 
  private:
-  static constexpr int kMultiplierInput = 2;
+  static constexpr int kBiasInput = 2;
+  static constexpr int kMultiplierInput = 3;
 
   absl::Status RunProduct(KernelContext& ctx) const {
     const Tensor* a = ctx.input(0);
@@ -71,13 +72,15 @@ class FusedMatMulKernel final : public Kernel {
 
 absl::StatusOr<std::unique_ptr<Kernel>> MakeFusedMatMulKernel(const KernelInfo& info) {
   std::string label = absl::StrCat("FusedMatMul '", Sv(info.node_name), "'");
-  if (info.num_inputs() < 2 || info.num_inputs() > 3 || !info.input_present[0] || !info.input_present[1])
-    return absl::InvalidArgumentError(absl::StrCat(label, ": needs inputs A and B, and at most a multiplier"));
+  if (info.num_inputs() < 2 || info.num_inputs() > 4 || !info.input_present[0] || !info.input_present[1])
+    return absl::InvalidArgumentError(
+        absl::StrCat(label, ": needs inputs A and B, and at most a bias and a multiplier"));
   ASSIGN_OR_RETURN(int64_t trans_b, info.attrs().GetInt("trans_b", 0));
   if (trans_b != 0 && trans_b != 1)
     return absl::InvalidArgumentError(absl::StrCat(label, ": trans_b must be 0 or 1, got ", trans_b));
-  const bool multiplied = info.num_inputs() == 3 && info.input_present[2];
-  ASSIGN_OR_RETURN(ProductEpilogue epilogue, ReadProductEpilogue(label, info.attrs(), multiplied));
+  const bool biased = info.num_inputs() >= 3 && info.input_present[2];
+  const bool multiplied = info.num_inputs() == 4 && info.input_present[3];
+  ASSIGN_OR_RETURN(ProductEpilogue epilogue, ReadProductEpilogue(label, info.attrs(), biased, multiplied));
   // Without trans_b it is a MatMul, whose constant B is packed once.
   if (trans_b == 0) return MakeMatMulKernelWith(info, std::move(label), epilogue);
   return std::make_unique<FusedMatMulKernel>(std::move(label), epilogue);

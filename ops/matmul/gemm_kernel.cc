@@ -104,7 +104,7 @@ class GemmKernel final : public Kernel {
   absl::Status Run(KernelContext& ctx) const override {
     if (const Tensor* a = ctx.input(0)) RETURN_IF_ERROR(CheckEpilogueType(label_, epilogue_, a->type()));
     RETURN_IF_ERROR(RunProduct(ctx));
-    return FinishProduct(label_, epilogue_, ctx, kMultiplierInput);
+    return FinishProduct(label_, epilogue_, ctx, /*bias_input=*/-1, kMultiplierInput);
   }
 
   std::shared_ptr<const ConstantHolder> HeldInput(int i) const override {
@@ -274,7 +274,8 @@ absl::StatusOr<std::unique_ptr<Kernel>> MakeFusedGemmKernel(const KernelInfo& in
     return absl::InvalidArgumentError(absl::StrCat(label, ": takes at most 4 inputs (A, B, C, multiplier), got ",
                                                    info.num_inputs()));
   const bool multiplied = info.num_inputs() == 4 && info.input_present[3];
-  ASSIGN_OR_RETURN(ProductEpilogue epilogue, ReadProductEpilogue(label, info.attrs(), multiplied));
+  // C is the bias, added with the product (beta · C).
+  ASSIGN_OR_RETURN(ProductEpilogue epilogue, ReadProductEpilogue(label, info.attrs(), /*biased=*/false, multiplied));
   return MakeGemmKernelWith(info, /*c_required=*/false, std::move(label), epilogue);
 }
 

@@ -28,8 +28,9 @@ absl::Status CheckOperandTypes(const std::string& label, ElementType a, ElementT
   return absl::OkStatus();
 }
 
-// attune.FusedMatMul's multiplier (A, B, multiplier).
-constexpr int kMultiplierInput = 2;
+// attune.FusedMatMul's epilogue inputs (A, B, bias, multiplier).
+constexpr int kBiasInput = 2;
+constexpr int kMultiplierInput = 3;
 
 class MatMulKernel final : public Kernel {
  public:
@@ -40,7 +41,7 @@ class MatMulKernel final : public Kernel {
 
   absl::Status Run(KernelContext& ctx) const override {
     RETURN_IF_ERROR(RunProduct(ctx));
-    return FinishProduct(label_, epilogue_, ctx, kMultiplierInput);
+    return FinishProduct(label_, epilogue_, ctx, kBiasInput, kMultiplierInput);
   }
 
   std::shared_ptr<const ConstantHolder> HeldInput(int i) const override {

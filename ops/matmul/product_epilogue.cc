@@ -11,8 +11,9 @@
 namespace attune {
 
 absl::StatusOr<ProductEpilogue> ReadProductEpilogue(const std::string& label, const Attributes& attributes,
-                                                    bool multiplied) {
+                                                    bool biased, bool multiplied) {
   ProductEpilogue e;
+  e.biased = biased;
   e.multiplied = multiplied;
   ASSIGN_OR_RETURN(std::string activation, attributes.GetString("activation", ""));
   ASSIGN_OR_RETURN(std::string approximate, attributes.GetString("activation_approximate", "none"));
@@ -62,23 +63,37 @@ absl::Status CheckEpilogueType(const std::string& label, const ProductEpilogue& 
 }
 
 absl::Status FinishProduct(const std::string& label, const ProductEpilogue& epilogue, KernelContext& ctx,
-                           int multiplier_input) {
+                           int bias_input, int multiplier_input) {
   if (epilogue.empty()) return absl::OkStatus();
   Tensor& y = *ctx.output(0);
+  const int64_t cols = y.rank() == 0 ? 1 : y.shape().back();
+  const Tensor* bias = epilogue.biased ? ctx.input(bias_input) : nullptr;
   const Tensor* multiplier = epilogue.multiplied ? ctx.input(multiplier_input) : nullptr;
-  if (epilogue.multiplied) {
-    if (multiplier == nullptr) return absl::InvalidArgumentError(absl::StrCat(label, ": needs its multiplier input"));
-    if (multiplier->type() != ElementType::kFloat32)
+  auto check = [&](const Tensor* operand, bool wanted, const char* what) -> absl::Status {
+    if (!wanted) return absl::OkStatus();
+    if (operand == nullptr) return absl::InvalidArgumentError(absl::StrCat(label, ": needs its ", what, " input"));
+    if (operand->type() != ElementType::kFloat32)
       return absl::InvalidArgumentError(
-          absl::StrCat(label, ": the multiplier must be float32, got ", ElementTypeName(multiplier->type())));
-    if (multiplier->shape() != y.shape())
-      return absl::InvalidArgumentError(absl::StrCat(label, ": the multiplier ", ShapeToString(multiplier->shape()),
-                                                     " must have the product's shape ", ShapeToString(y.shape())));
+          absl::StrCat(label, ": the ", what, " must be float32, got ", ElementTypeName(operand->type())));
+    return absl::OkStatus();
+  };
+  RETURN_IF_ERROR(check(bias, epilogue.biased, "bias"));
+  RETURN_IF_ERROR(check(multiplier, epilogue.multiplied, "multiplier"));
+  if (bias != nullptr) {
+    const bool row = bias->rank() <= y.rank() && bias->num_elements() == cols &&
+                     (bias->rank() == 0 || bias->shape().back() == cols);
+    if (!row)
+      return absl::InvalidArgumentError(absl::StrCat(label, ": the bias ", ShapeToString(bias->shape()),
+                                                     " must be one row of the product's last dim ", cols));
   }
+  if (multiplier != nullptr && multiplier->shape() != y.shape())
+    return absl::InvalidArgumentError(absl::StrCat(label, ": the multiplier ", ShapeToString(multiplier->shape()),
+                                                   " must have the product's shape ", ShapeToString(y.shape())));
   if (y.num_elements() == 0) return absl::OkStatus();
   RETURN_IF_ERROR(CheckEpilogueType(label, epilogue, y.type()));
-  ApplyProductEpilogue(epilogue, y.data<float>(), y.num_elements(), multiplier != nullptr ? multiplier->data<float>() : nullptr,
-                       y.num_elements(), 1, y.num_elements(), ctx.threads());
+  ApplyProductEpilogue(epilogue, y.data<float>(), bias != nullptr ? bias->data<float>() : nullptr,
+                       multiplier != nullptr ? multiplier->data<float>() : nullptr, y.num_elements() / cols, cols,
+                       ctx.threads());
   return absl::OkStatus();
 }
 
@@ -101,24 +116,27 @@ void ActivateRun(const ProductEpilogue& e, float* c, int64_t n) {
 
 }  // namespace
 
-void ApplyProductEpilogue(const ProductEpilogue& epilogue, float* c, int64_t c_stride, const float* multiplier,
-                          int64_t multiplier_stride, int64_t rows, int64_t cols, int threads) {
+void ApplyProductEpilogue(const ProductEpilogue& epilogue, float* c, const float* bias, const float* multiplier,
+                          int64_t rows, int64_t cols, int threads) {
   if (epilogue.empty() || rows <= 0 || cols <= 0) return;
-  auto apply = [&](float* run, const float* times, int64_t n) {
+  auto apply = [&](float* run, const float* bias_row, const float* times, int64_t n) {
+    if (bias_row != nullptr)
+      for (int64_t i = 0; i < n; ++i) run[i] += bias_row[i];
     ActivateRun(epilogue, run, n);
-    if (epilogue.multiplied)
+    if (times != nullptr)
       for (int64_t i = 0; i < n; ++i) run[i] *= times[i];
   };
-  if (c_stride == cols && (!epilogue.multiplied || multiplier_stride == cols)) {
-    // Dense: one run, split evenly whatever the row count (decode has one row).
+  const float* b = epilogue.biased ? bias : nullptr;
+  const float* m = epilogue.multiplied ? multiplier : nullptr;
+  if (b == nullptr) {
+    // One run, split evenly whatever the row count (decode has one row).
     ParallelForRange(rows * cols, kCostlyOpGrain, threads, [&](int64_t first, int64_t last) {
-      apply(c + first, epilogue.multiplied ? multiplier + first : nullptr, last - first);
+      apply(c + first, nullptr, m != nullptr ? m + first : nullptr, last - first);
     });
     return;
   }
   ParallelForRange(rows, std::max<int64_t>(1, kCostlyOpGrain / cols), threads, [&](int64_t first, int64_t last) {
-    for (int64_t r = first; r < last; ++r)
-      apply(c + r * c_stride, epilogue.multiplied ? multiplier + r * multiplier_stride : nullptr, cols);
+    for (int64_t r = first; r < last; ++r) apply(c + r * cols, b, m != nullptr ? m + r * cols : nullptr, cols);
   });
 }
 

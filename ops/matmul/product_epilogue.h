@@ -1,9 +1,12 @@
-// What a fused product does to its result before the result is stored: an
-// activation (attune.FusedMatMul and attune.FusedGemm's `activation`
-// attributes) and then a product with a tensor of the output's elements (the
-// up projection of SwiGLU: act(x·W_gate) ⊙ (x·W_up)). oneDNN applies both as
-// post-ops while the tile is in registers (onednn_matmul.cc); the GEMV, the
-// row GEMM and the general products apply them here, over rows still in cache.
+// What a fused product does to its result: y = act(a·b + bias) ⊙ multiplier.
+// The bias is a row of the output's last dim (attune.FusedMatMul's input 2,
+// a Linear layer's bias that torch exports as its own Add; FusedGemm has C),
+// the activation is named by the `activation` attributes, and the multiplier
+// is a tensor of the output's shape (the up projection of SwiGLU:
+// act(x·W_gate) ⊙ (x·W_up)). Every path of the product (GEMV, row GEMM,
+// transposed panel GEMM, oneDNN) runs it afterwards, in place, with the
+// standalone ops' kernels, so each element is rounded as the Add, the
+// activation op and the Mul round it.
 #pragma once
 
 #include <cstdint>
@@ -20,9 +23,10 @@ struct ProductEpilogue {
   enum class Activation { kNone, kRelu, kGeluTanh, kGeluErf, kSwish };
   Activation activation = Activation::kNone;
   float alpha = 1.0f;       // Swish's: x · sigmoid(alpha · x)
+  bool biased = false;      // a bias row is added first
   bool multiplied = false;  // then times the multiplier input, element by element
 
-  bool empty() const { return activation == Activation::kNone && !multiplied; }
+  bool empty() const { return activation == Activation::kNone && !multiplied && !biased; }
 };
 
 /// The epilogue a fused product's attributes ask for: `activation` ("Relu",
@@ -30,7 +34,7 @@ struct ProductEpilogue {
 /// Gelu's) and `activation_alpha` (Swish's, finite); `multiplied` when the
 /// node has its multiplier input. One clear line naming `label` otherwise.
 absl::StatusOr<ProductEpilogue> ReadProductEpilogue(const std::string& label, const Attributes& attributes,
-                                                    bool multiplied);
+                                                    bool biased, bool multiplied);
 
 /// The attributes ReadProductEpilogue reads back as `epilogue`'s activation.
 void WriteProductActivation(const ProductEpilogue& epilogue, Attributes& attributes);
@@ -38,19 +42,21 @@ void WriteProductActivation(const ProductEpilogue& epilogue, Attributes& attribu
 /// Why a product of `type` cannot take `epilogue` (only float32 can), or OK.
 absl::Status CheckEpilogueType(const std::string& label, const ProductEpilogue& epilogue, ElementType type);
 
-/// Applies `epilogue` to a kernel's computed output 0, reading the
-/// multiplier from input `multiplier_input`; fails with one line naming
-/// `label` when the multiplier is absent, not float32 or not of the
-/// output's shape.
+/// Applies `epilogue` to a kernel's computed output 0, reading the bias
+/// from input `bias_input` and the multiplier from `multiplier_input`; fails
+/// with one line naming `label` when either is absent or not float32, the
+/// bias is not one row of the output's last dim, or the multiplier not of
+/// the output's shape.
 absl::Status FinishProduct(const std::string& label, const ProductEpilogue& epilogue, KernelContext& ctx,
-                           int multiplier_input);
+                           int bias_input, int multiplier_input);
 
-/// c[r, j] = act(c[r, j]) (· multiplier[r, j]) for r < rows, j < cols: rows
-/// of c `c_stride` floats apart, of the multiplier `multiplier_stride` apart
-/// (the multiplier is read only when epilogue.multiplied). Each element is
-/// rounded as the standalone ops round it: the activation as the Gelu, Swish
-/// or Relu op computes it here, then one float multiplication.
-void ApplyProductEpilogue(const ProductEpilogue& epilogue, float* c, int64_t c_stride, const float* multiplier,
-                          int64_t multiplier_stride, int64_t rows, int64_t cols, int threads);
+/// c[r, j] = act(c[r, j] + bias[j]) (· multiplier[r, j]) for r < rows, j <
+/// cols, c and the multiplier dense (the bias is read only when
+/// epilogue.biased, the multiplier when epilogue.multiplied). Each element
+/// is rounded as the standalone ops round it: one float addition, the
+/// activation as the Gelu, Swish or Relu op computes it here, one float
+/// multiplication.
+void ApplyProductEpilogue(const ProductEpilogue& epilogue, float* c, const float* bias, const float* multiplier,
+                          int64_t rows, int64_t cols, int threads);
 
 }  // namespace attune

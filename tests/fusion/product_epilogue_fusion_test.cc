@@ -55,6 +55,19 @@ std::unique_ptr<Graph> LlamaMlp(bool broadcast_up = false) {
   return b.Build();
 }
 
+// BLOOM's, GPT-J's and DistilBERT's MLP: each Linear on [batch, seq, d]
+// exported as MatMul and an Add of its bias (either operand order).
+std::unique_ptr<Graph> LinearMlp() {
+  GraphBuilder b(17);
+  Value* x = b.Input("x", ElementType::kFloat32, Dims({"batch", "seq", kModel}));
+  Value* h = b.Node("Add", {b.Node("MatMul", {x, b.Constant("w1", PseudoRandom({kModel, kHidden}, 40))}),
+                            b.Constant("b1", PseudoRandom({kHidden}, 41))});
+  Value* g = GeluNew(b, h, ElementType::kFloat32);
+  b.Output(b.Node("Add", {b.Constant("b2", PseudoRandom({kModel}, 43)),
+                          b.Node("MatMul", {g, b.Constant("w2", PseudoRandom({kHidden, kModel}, 42))})}));
+  return b.Build();
+}
+
 const OpFusionRecord* FindFusion(const FusionReport& report, const std::string& pattern) {
   for (const OpFusionRecord& f : report.op_fusions)
     if (f.pattern == pattern) return &f;
@@ -96,6 +109,32 @@ TEST(ProductEpilogueFusion, LlamaSwiGluFoldsIntoTheGateProduct) {
   EXPECT_EQ(CountOps(*optimised, "Swish"), 0);
 }
 
+TEST(ProductEpilogueFusion, LinearBiasesFoldWithTheirActivation) {
+  for (int64_t seq : {1, 6, 40}) {
+    const FusedComparison r = FuseAndCompare(LinearMlp(), {PseudoRandom({2, seq, kModel}, 8)});
+    EXPECT_LE(r.error, 1e-5) << "seq " << seq;  // Gelu against the written-out chain
+    const OpFusionRecord* f = FindFusion(r.report, "product_activation");
+    ASSERT_NE(f, nullptr);
+    EXPECT_EQ(f->attributes, "bias + Gelu(approximate=tanh)");
+    ASSERT_NE(FindFusion(r.report, "product_bias"), nullptr);
+    EXPECT_TRUE(r.report.rejected.empty()) << r.report.rejected[0].reason;
+  }
+  auto optimised = FusedGraph(LinearMlp());
+  EXPECT_EQ(CountOps(*optimised, "FusedMatMul"), 2);
+  EXPECT_EQ(CountOps(*optimised, "MatMul"), 0);
+  EXPECT_EQ(CountOps(*optimised, "Add"), 0);
+  EXPECT_EQ(CountOps(*optimised, "Gelu"), 0);
+  // A bias alone: the product's bits and the Add's.
+  GraphBuilder b(17);
+  Value* x = b.Input("x", ElementType::kFloat32, Dims({"batch", "seq", kModel}));
+  b.Output(b.Node("Add", {b.Node("MatMul", {x, b.Constant("w", PseudoRandom({kModel, kHidden}, 44))}),
+                          b.Constant("bias", PseudoRandom({1, 1, kHidden}, 45))}));
+  auto graph = b.Build();
+  auto fused = FusedGraph(graph->Clone());
+  EXPECT_EQ(CountOps(*fused, "Add"), 0);
+  ExpectSameOutputs(*graph, *fused, {PseudoRandom({3, 5, kModel}, 9)});
+}
+
 // Up broadcast over the rows: the Mul stays (with its reason), the Swish folds.
 TEST(ProductEpilogueFusion, ABroadcastMultiplierKeepsTheMul) {
   const FusedComparison r = FuseAndCompare(LlamaMlp(/*broadcast_up=*/true), {PseudoRandom({1, 6, kModel}, 3)});
@@ -123,6 +162,18 @@ TEST(ProductEpilogueFusion, MissesSayWhy) {
     EXPECT_TRUE(absl::StrContains(r.report.rejected[0].reason, "graph output")) << r.report.rejected[0].reason;
   }
   {
+    GraphBuilder b(20);
+    Value* x = b.Input("x", ElementType::kFloat32, Dims({4, kModel}));
+    Value* y = b.Node("MatMul", {x, b.Constant("w", PseudoRandom({kModel, kHidden}, 5))});
+    b.Output(b.Node("Add", {y, b.Constant("rows", PseudoRandom({4, kHidden}, 6))}));
+    const FusedComparison r = FuseAndCompare(b.Build(), {PseudoRandom({4, kModel}, 6)});
+    EXPECT_EQ(r.error, 0.0);
+    ASSERT_EQ(r.report.rejected.size(), 1u);
+    EXPECT_EQ(r.report.rejected[0].pattern, "product_bias");
+    EXPECT_TRUE(absl::StrContains(r.report.rejected[0].reason, "is not one row of the product's [4, 96]"))
+        << r.report.rejected[0].reason;
+  }
+  {
     FusionReport report;
     auto optimised = FusedGraph(Gpt2Mlp(ElementType::kFloat16), &report);
     EXPECT_EQ(CountOps(*optimised, "Gelu"), 1);
@@ -135,6 +186,20 @@ TEST(ProductEpilogueFusion, MissesSayWhy) {
 
 // --save-optimized writes the product, the activation and the Mul again.
 TEST(ProductEpilogueFusion, ExportWritesTheStandardOps) {
+  {
+    auto graph = LinearMlp();
+    auto reread = ExportedAndReread(*FusedGraph(graph->Clone()), "product_bias_export.onnx");
+    ASSERT_NE(reread, nullptr);
+    EXPECT_EQ(CountOps(*reread, "MatMul"), 2);
+    // Opset 17 has no Gelu: it is written out again (two Adds and a Tanh of its own).
+    EXPECT_EQ(CountOps(*reread, "Add"), 2 + 2);
+    EXPECT_EQ(CountOps(*reread, "Tanh"), 1);
+    const Tensor x = PseudoRandom({2, 5, kModel}, 7);
+    auto want = RunGraph(*graph, DefaultKernelRegistry(), {x});
+    auto got = RunGraph(*reread, DefaultKernelRegistry(), {x});
+    ASSERT_TRUE(want.ok() && got.ok());
+    EXPECT_LE(MaxAbsDifference((*want)[0], (*got)[0]), 1e-5);
+  }
   for (bool llama : {false, true}) {
     auto graph = llama ? LlamaMlp() : Gpt2Mlp();
     auto optimised = FusedGraph(graph->Clone());

@@ -1,6 +1,6 @@
 // attune.FusedMatMul and attune.FusedGemm with an epilogue
 // (ops/matmul/product_epilogue.h) against the plain product followed by the
-// standalone activation and Mul ops: the same bits on every path a product
+// standalone Add, activation and Mul ops: the same bits on every path a product
 // takes (the GEMV for up to four rows, oneDNN on packed weights, the
 // transposed panel GEMM, a product of two graph inputs), NaN and ±inf
 // included; and one clear error for a bad multiplier or attribute.
@@ -48,6 +48,7 @@ struct Case {
   Product product;
   int64_t m, k, n;
   bool multiplied;
+  bool biased = false;  // MatMul forms only: input 2, a row of n
 };
 
 // A with NaN, +inf and -inf in rows 0, 2 and 4 (where it has them).
@@ -71,6 +72,7 @@ std::pair<std::unique_ptr<Graph>, std::unique_ptr<Graph>> Graphs(const Case& c, 
     Value* b = c.product == Product::kMatMulOfInputs ? g.Input("b", ElementType::kFloat32, Dims({c.k, c.n}))
                                                      : g.Constant("b", Floats(b_shape, PatternValues(c.k * c.n, 2)));
     Value* multiplier = c.multiplied ? g.Input("multiplier", ElementType::kFloat32, Dims({c.m, c.n})) : nullptr;
+    Value* bias = c.biased ? g.Constant("bias", Floats({c.n}, PatternValues(c.n, 5))) : nullptr;
     std::vector<Value*> inputs = {a, b};
     std::string op = "MatMul", domain;
     Attributes attrs;
@@ -85,11 +87,16 @@ std::pair<std::unique_ptr<Graph>, std::unique_ptr<Graph>> Graphs(const Case& c, 
       attrs = Attrs({{"trans_b", int64_t{1}}});
     }
     if (fused) {
-      if (multiplier != nullptr) inputs.push_back(multiplier);
+      if (bias != nullptr) inputs.push_back(bias);
+      if (multiplier != nullptr) {
+        if (c.product != Product::kGemm && bias == nullptr) inputs.push_back(nullptr);  // no bias
+        inputs.push_back(multiplier);
+      }
       const std::string fused_op = c.product == Product::kGemm ? "FusedGemm" : "FusedMatMul";
       g.Output(g.Node(fused_op, inputs, EpilogueAttributes(act, attrs), "fused", "attune"));
     } else {
       Value* y = g.Node(op, inputs, attrs, "product", domain);
+      if (bias != nullptr) y = g.Node("Add", {y, bias});
       if (!act.op.empty()) y = g.Node(act.op, {y}, act.attributes);
       if (multiplier != nullptr) y = g.Node("Mul", {y, multiplier});
       g.Output(y);
@@ -121,15 +128,19 @@ TEST(ProductEpilogue, GivesTheBitsOfTheProductThenTheStandaloneOps) {
       cases.push_back({Product::kGemm, m, 70, 131, multiplied});
     }
   for (int64_t m : {1, 4, 16, 40}) cases.push_back({Product::kTransposedB, m, 70, 131, true});
+  for (int64_t m : {1, 3, 37})
+    for (bool multiplied : {false, true}) cases.push_back({Product::kMatMul, m, 70, 131, multiplied, true});
+  cases.push_back({Product::kTransposedB, 20, 70, 131, false, true});
   cases.push_back({Product::kMatMulOfInputs, 9, 33, 50, true});
   cases.push_back({Product::kMatMulOfInputs, 2, 33, 50, false});
   int nonfinite = 0;
   for (const Case& c : cases)
     for (const Activation& act : Activations()) {
-      if (act.op.empty() && !c.multiplied) continue;
+      if (act.op.empty() && !c.multiplied && !c.biased) continue;
       auto [fused, reference] = Graphs(c, act);
       const std::string what = ::testing::PrintToString(std::vector<int64_t>{static_cast<int64_t>(c.product), c.m}) +
-                               " " + (act.op.empty() ? "none" : act.op) + (c.multiplied ? " x multiplier" : "");
+                               " " + (act.op.empty() ? "none" : act.op) + (c.multiplied ? " x multiplier" : "") +
+                               (c.biased ? " + bias" : "");
       auto got = RunGraph(*fused, DefaultKernelRegistry(), Inputs(c));
       ASSERT_TRUE(got.ok()) << what << ": " << got.status();
       auto want = RunGraph(*reference, DefaultKernelRegistry(), Inputs(c));
@@ -146,32 +157,45 @@ TEST(ProductEpilogue, GivesTheBitsOfTheProductThenTheStandaloneOps) {
 }
 
 // One line naming the node, for what the kernel cannot take.
-TEST(ProductEpilogue, RefusesABadMultiplierOrAttribute) {
-  auto run = [](Attributes attrs, std::vector<int64_t> multiplier_shape, ElementType type) {
+TEST(ProductEpilogue, RefusesABadOperandOrAttribute) {
+  // FusedMatMul(a [4, 8], b [8, 6], bias, multiplier) with operands of these shapes ({} for none).
+  auto run = [](Attributes attrs, std::vector<int64_t> bias_shape, std::vector<int64_t> multiplier_shape,
+                ElementType type) {
     GraphBuilder g(20);
-    Value* a = g.Input("a", type, Dims({4, 8}));
-    Value* b = g.Input("b", type, Dims({8, 6}));
-    Value* m = g.Input("multiplier", ElementType::kFloat32, SymbolicShape(multiplier_shape.size(), Dim()));
-    g.Output(g.Node("FusedMatMul", {a, b, m}, std::move(attrs), "gate", "attune"));
+    std::vector<Value*> inputs = {g.Input("a", type, Dims({4, 8})), g.Input("b", type, Dims({8, 6}))};
+    std::vector<Tensor> values = {*Tensor::Create(type, {4, 8}), *Tensor::Create(type, {8, 6})};
+    for (const auto& [name, shape] : {std::pair{"bias", bias_shape}, std::pair{"multiplier", multiplier_shape}}) {
+      if (shape.empty()) {
+        inputs.push_back(nullptr);
+        continue;
+      }
+      inputs.push_back(g.Input(name, ElementType::kFloat32, SymbolicShape(shape.size(), Dim())));
+      values.push_back(*Tensor::Create(ElementType::kFloat32, shape));
+    }
+    while (inputs.back() == nullptr) inputs.pop_back();
+    g.Output(g.Node("FusedMatMul", inputs, std::move(attrs), "gate", "attune"));
     g.graph().SetOpset("attune", 1);
-    auto out = RunGraph(*g.Build(), DefaultKernelRegistry(),
-                        {*Tensor::Create(type, {4, 8}), *Tensor::Create(type, {8, 6}),
-                         *Tensor::Create(ElementType::kFloat32, multiplier_shape)});
-    return out.status();
+    return RunGraph(*g.Build(), DefaultKernelRegistry(), values).status();
   };
   const Attributes swish = Attrs({{"activation", std::string("Swish")}});
-  EXPECT_TRUE(run(swish, {4, 6}, ElementType::kFloat32).ok());
-  absl::Status s = run(swish, {1, 6}, ElementType::kFloat32);
+  const ElementType f32 = ElementType::kFloat32;
+  EXPECT_TRUE(run(swish, {}, {4, 6}, f32).ok());
+  EXPECT_TRUE(run(swish, {1, 6}, {4, 6}, f32).ok());
+  absl::Status s = run(swish, {}, {1, 6}, f32);
   EXPECT_NE(s.message().find("FusedMatMul 'gate': the multiplier [1, 6] must have the product's shape [4, 6]"),
             std::string::npos)
       << s;
-  s = run(Attrs({{"activation", std::string("Tanh")}}), {4, 6}, ElementType::kFloat32);
+  s = run(swish, {2, 3}, {}, f32);
+  EXPECT_NE(s.message().find("FusedMatMul 'gate': the bias [2, 3] must be one row of the product's last dim 6"),
+            std::string::npos)
+      << s;
+  s = run(Attrs({{"activation", std::string("Tanh")}}), {}, {4, 6}, f32);
   EXPECT_NE(s.message().find("activation must be \"Relu\", \"Gelu\" or \"Swish\", got \"Tanh\""), std::string::npos)
       << s;
-  s = run(Attrs({{"activation", std::string("Gelu")}, {"activation_approximate", std::string("fast")}}), {4, 6},
-          ElementType::kFloat32);
+  s = run(Attrs({{"activation", std::string("Gelu")}, {"activation_approximate", std::string("fast")}}), {}, {4, 6},
+          f32);
   EXPECT_NE(s.message().find("activation_approximate must be"), std::string::npos) << s;
-  s = run(swish, {4, 6}, ElementType::kFloat64);
+  s = run(swish, {}, {4, 6}, ElementType::kFloat64);
   EXPECT_NE(s.message().find("needs float32 operands, got float64"), std::string::npos) << s;
 }
 
