@@ -145,9 +145,14 @@ class ElementwiseChain final : public Kernel {
 
 absl::StatusOr<Program> ReadProgram(const std::string& label, const KernelInfo& info) {
   Program p;
-  ASSIGN_OR_RETURN(std::vector<std::string> ops, info.attrs().GetStrings("ops"));
-  ASSIGN_OR_RETURN(std::vector<int64_t> operands, info.attrs().GetInts("operands"));
-  ASSIGN_OR_RETURN(std::vector<int64_t> scalar, info.attrs().GetInts("scalar"));
+  auto ops_attr = info.attrs().GetStrings("ops");
+  auto operands_attr = info.attrs().GetInts("operands");
+  auto scalar_attr = info.attrs().GetInts("scalar");
+  for (const absl::Status& s : {ops_attr.status(), operands_attr.status(), scalar_attr.status()})
+    if (!s.ok()) return Annotate(s, label);
+  const std::vector<std::string>& ops = *ops_attr;
+  const std::vector<int64_t>& operands = *operands_attr;
+  const std::vector<int64_t>& scalar = *scalar_attr;
   const int inputs = info.num_inputs();
   if (ops.empty() || static_cast<int>(ops.size()) > kMaxChainSteps)
     return absl::InvalidArgumentError(absl::StrCat(label, ": has ", ops.size(), " steps, 1 to ", kMaxChainSteps,

@@ -15,45 +15,31 @@ absl::StatusOr<ProductEpilogue> ReadProductEpilogue(const std::string& label, co
   ProductEpilogue e;
   e.biased = biased;
   e.multiplied = multiplied;
-  ASSIGN_OR_RETURN(std::string activation, attributes.GetString("activation", ""));
-  ASSIGN_OR_RETURN(std::string approximate, attributes.GetString("activation_approximate", "none"));
-  ASSIGN_OR_RETURN(e.alpha, attributes.GetFloat("activation_alpha", 1.0f));
-  if (activation.empty()) {
+  auto activation = attributes.GetString("activation", "");
+  auto approximate = attributes.GetString("activation_approximate", "none");
+  auto alpha = attributes.GetFloat("activation_alpha", 1.0f);
+  for (const absl::Status& s : {activation.status(), approximate.status(), alpha.status()})
+    if (!s.ok()) return Annotate(s, label);
+  e.alpha = *alpha;
+  if (activation->empty()) {
     e.activation = ProductEpilogue::Activation::kNone;
-  } else if (activation == "Relu") {
+  } else if (*activation == "Relu") {
     e.activation = ProductEpilogue::Activation::kRelu;
-  } else if (activation == "Gelu") {
-    if (approximate != "none" && approximate != "tanh")
-      return absl::InvalidArgumentError(absl::StrCat(label, ": activation_approximate must be \"none\" or \"tanh\", got \"",
-                                                     approximate, "\""));
-    e.activation = approximate == "tanh" ? ProductEpilogue::Activation::kGeluTanh
+  } else if (*activation == "Gelu") {
+    if (*approximate != "none" && *approximate != "tanh")
+      return absl::InvalidArgumentError(absl::StrCat(
+          label, ": activation_approximate must be \"none\" or \"tanh\", got \"", *approximate, "\""));
+    e.activation = *approximate == "tanh" ? ProductEpilogue::Activation::kGeluTanh
                                          : ProductEpilogue::Activation::kGeluErf;
-  } else if (activation == "Swish") {
+  } else if (*activation == "Swish") {
     if (!std::isfinite(e.alpha))
       return absl::InvalidArgumentError(absl::StrCat(label, ": activation_alpha must be finite, got ", e.alpha));
     e.activation = ProductEpilogue::Activation::kSwish;
   } else {
     return absl::InvalidArgumentError(
-        absl::StrCat(label, ": activation must be \"Relu\", \"Gelu\" or \"Swish\", got \"", activation, "\""));
+        absl::StrCat(label, ": activation must be \"Relu\", \"Gelu\" or \"Swish\", got \"", *activation, "\""));
   }
   return e;
-}
-
-void WriteProductActivation(const ProductEpilogue& epilogue, Attributes& attributes) {
-  switch (epilogue.activation) {
-    case ProductEpilogue::Activation::kNone: return;
-    case ProductEpilogue::Activation::kRelu: attributes.Set("activation", std::string("Relu")); return;
-    case ProductEpilogue::Activation::kGeluTanh:
-    case ProductEpilogue::Activation::kGeluErf:
-      attributes.Set("activation", std::string("Gelu"));
-      attributes.Set("activation_approximate",
-                     std::string(epilogue.activation == ProductEpilogue::Activation::kGeluTanh ? "tanh" : "none"));
-      return;
-    case ProductEpilogue::Activation::kSwish:
-      attributes.Set("activation", std::string("Swish"));
-      attributes.Set("activation_alpha", epilogue.alpha);
-      return;
-  }
 }
 
 absl::Status CheckEpilogueType(const std::string& label, const ProductEpilogue& epilogue, ElementType type) {

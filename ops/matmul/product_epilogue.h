@@ -36,9 +36,6 @@ struct ProductEpilogue {
 absl::StatusOr<ProductEpilogue> ReadProductEpilogue(const std::string& label, const Attributes& attributes,
                                                     bool biased, bool multiplied);
 
-/// The attributes ReadProductEpilogue reads back as `epilogue`'s activation.
-void WriteProductActivation(const ProductEpilogue& epilogue, Attributes& attributes);
-
 /// Why a product of `type` cannot take `epilogue` (only float32 can), or OK.
 absl::Status CheckEpilogueType(const std::string& label, const ProductEpilogue& epilogue, ElementType type);
 

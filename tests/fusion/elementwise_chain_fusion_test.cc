@@ -120,6 +120,14 @@ TEST(ElementwiseChainFusion, BadProgramsAreRefused) {
   EXPECT_NE(s.message().find("ElementwiseChain 'chain': step 0 (Neg) has operands 1, -1"), std::string::npos) << s;
   s = load({"Pow"}, {0, 0}, {0});
   EXPECT_NE(s.message().find("step 0 op 'Pow' is not one a chain runs"), std::string::npos) << s;
+  {
+    GraphBuilder b(17);
+    Value* x = b.Input("x", ElementType::kFloat32, Dims({4}));
+    b.Output(b.Node("ElementwiseChain", {x}, Attrs({{"ops", std::vector<std::string>{"Neg"}}}), "chain", "attune"));
+    b.graph().SetOpset("attune", 1);
+    s = RunGraph(*b.Build(), DefaultKernelRegistry(), {PseudoRandom({4}, 1)}).status();
+    EXPECT_NE(s.message().find("ElementwiseChain 'chain': missing attribute 'operands'"), std::string::npos) << s;
+  }
   s = load({"Neg"}, {0, -1}, {1});
   EXPECT_NE(s.message().find("needs an input of the output's shape"), std::string::npos) << s;
 }

@@ -66,12 +66,7 @@ inline std::unique_ptr<Graph> ExportedAndReread(const Graph& graph, const std::s
 inline FusedComparison FuseAndCompare(std::unique_ptr<Graph> graph, const std::vector<Tensor>& inputs) {
   FusedComparison r;
   auto original = graph->Clone();
-  PassContext context;
-  context.registry = &DefaultKernelRegistry();
-  context.evaluator = &DefaultSubgraphEvaluator();
-  context.report = &r.report;
-  absl::Status s = DefaultPipeline(true)->Run(*graph, context);
-  EXPECT_TRUE(s.ok()) << s;
+  graph = FusedGraph(std::move(graph), &r.report);
   auto want = RunGraph(*original, DefaultKernelRegistry(), inputs);
   auto got = RunGraph(*graph, DefaultKernelRegistry(), inputs);
   EXPECT_TRUE(want.ok() && got.ok());

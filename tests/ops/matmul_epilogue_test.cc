@@ -195,6 +195,8 @@ TEST(ProductEpilogue, RefusesABadOperandOrAttribute) {
   s = run(Attrs({{"activation", std::string("Gelu")}, {"activation_approximate", std::string("fast")}}), {}, {4, 6},
           f32);
   EXPECT_NE(s.message().find("activation_approximate must be"), std::string::npos) << s;
+  s = run(Attrs({{"activation", int64_t{1}}}), {}, {}, f32);
+  EXPECT_NE(s.message().find("FusedMatMul 'gate': attribute 'activation' is not of type"), std::string::npos) << s;
   s = run(swish, {}, {4, 6}, ElementType::kFloat64);
   EXPECT_NE(s.message().find("needs float32 operands, got float64"), std::string::npos) << s;
 }

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "engine/passes/op_fusion/rule_checks.h"
 
 namespace attune::op_fusion {
 namespace {
@@ -73,8 +74,6 @@ std::string Describe(const Attributes& attrs, bool biased, bool multiplied) {
   if (multiplied) absl::StrAppend(&text, " x multiplier");
   return text;
 }
-
-std::string ShapeText(const Value& v) { return v.shape() ? SymbolicShapeToString(*v.shape()) : "(shape unknown)"; }
 
 // Why `bias` is not one row added to every row of the product's output `out`.
 std::optional<std::string> CheckBias(const Node& product, const Value& bias, const Value& out) {

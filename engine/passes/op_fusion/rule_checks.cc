@@ -40,6 +40,8 @@ std::optional<std::string> CheckScalarOperands(const pattern::Match& match, cons
   return std::nullopt;
 }
 
+std::string ShapeText(const Value& v) { return v.shape() ? SymbolicShapeToString(*v.shape()) : "(shape unknown)"; }
+
 OpRewrite SingleNodeRewrite(const Value& root, const std::string& op, std::vector<std::string> inputs,
                             Attributes attributes) {
   OpRewrite rw;

@@ -22,6 +22,9 @@ std::optional<std::string> CheckFusedType(const Value& x);
 std::optional<std::string> CheckScalarOperands(const pattern::Match& match, const Value& x,
                                                const std::vector<const Value*>& ignored = {});
 
+/// A value's shape for a reason: "[batch, seq, 768]", or "(shape unknown)".
+std::string ShapeText(const Value& v);
+
 /// The plan that replaces `root` by op(inputs) with `attributes`, a new
 /// value of root's type and shape, named after root.
 OpRewrite SingleNodeRewrite(const Value& root, const std::string& op, std::vector<std::string> inputs,

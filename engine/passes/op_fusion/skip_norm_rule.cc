@@ -17,8 +17,6 @@ Pattern NormOfSum(const std::string& norm) {
       {Op("Add").CaptureNode(kAdd).Inputs({Capture("x"), Capture("skip")}), Capture("scale")});
 }
 
-std::string ShapeText(const Value& v) { return v.shape() ? SymbolicShapeToString(*v.shape()) : "(shape unknown)"; }
-
 // The operands as (x, skip): x of the sum's shape, skip of it or of it with
 // leading dims 1 or absent, whose elements then repeat over x's rows, and
 // cover the normalized dims (from `axis` on) whole. nullopt otherwise.
