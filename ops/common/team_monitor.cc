@@ -11,6 +11,8 @@
 
 #include <cstdlib>
 
+#include "ops/common/team_monitor_clock.h"
+
 namespace attune {
 namespace {
 
@@ -35,10 +37,14 @@ std::atomic<int64_t> last_stall_ns{0};
 std::atomic<int64_t> stalls{0};
 std::atomic<int64_t> last_region_end_ns{0};
 std::atomic<int64_t> last_late_ns{-kLatePairNs - 1};
+std::atomic<MonitorClock> clock_override{nullptr};
 
 }  // namespace
 
+void SetMonitorClock(MonitorClock now) { clock_override.store(now, std::memory_order_relaxed); }
+
 int64_t MonitorNowNs() {
+  if (const MonitorClock now = clock_override.load(std::memory_order_relaxed)) return now();
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }

@@ -52,8 +52,7 @@ TEST(BenchCommand, JsonHasLoadTimeWorkAndFusedAttention) {
   ASSERT_TRUE(j.is_object()) << r.out;
   for (const char* key : {"load_ms", "fused_attention", "gflop", "weight_mb"})
     ASSERT_TRUE(j.contains(key) && j[key].is_number()) << key << " in " << r.out;
-  EXPECT_GT(j["load_ms"].get<double>(), 0.0);
-  EXPECT_LT(j["load_ms"].get<double>(), 60'000.0);
+  EXPECT_GT(j["load_ms"].get<double>(), 0.0);  // a load took some time; how much is the machine's
 
   // The fused attention count is the fusion report's, as inspect shows it.
   const CliResult inspect = RunCli({"inspect", m.model(), "--format", "json"});
