@@ -24,6 +24,7 @@ of the check itself) it exits 0 only when every block of the files given was rep
 import glob
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -145,7 +146,9 @@ def main(argv):
                 failures.append(f"{name}:{line}: {text}")
                 continue
             ran += 1
-            code, out, err = run_block(kind, text, workdir(source, binary), env)
+            cwd = workdir(source, binary)
+            code, out, err = run_block(kind, text, cwd, env)
+            shutil.rmtree(cwd, ignore_errors=True)  # the links only, never what they point at
             if code != 0:
                 tail = "\n    ".join((err or out).strip().split("\n")[-8:])
                 failures.append(f"{name}:{line}: the {kind} block exited {code}:\n    {tail}")
