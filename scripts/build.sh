@@ -1,5 +1,11 @@
 #!/usr/bin/env bash
 # Configures and builds Attune into a build folder: build.sh [release|asan|tsan] [make targets...]
+# The asan build (AddressSanitizer + UndefinedBehaviorSanitizer, for CI's second suite) leaves out
+# what the release run covers and the sanitizers add little to: the benchmarks; the CLI and the
+# Python module (so tests/cli and tests/python: the CLI starts once per case, and the hostile model
+# and .npy files those tests feed are run at library level by the importer and api suites and by
+# the fuzz replays); tests/passes and tests/pattern (the passes and the matcher run under the
+# sanitizers in the fusion and model suites). scripts/test.sh says what of the rest it samples.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 kind=${1:-release}

@@ -32,25 +32,28 @@ for arg in "$@"; do
 done
 cd "$root" || exit 2
 
-# Layer of a path (a source file or an include), longest prefix first:
-# prints "<rank> <name>", or nothing when the path is not ours.
+# Layer of a path (a source file or an include), longest prefix first: sets
+# layer_rank and layer_name, or empties them when the path is not ours. (It sets
+# variables rather than printing: a subshell per include made the check take
+# minutes on a busy two-core machine.)
 layer_of() {
+  layer_rank= layer_name=
   case "$1" in
-    attune/*|include/attune/*) echo "-1 include/attune" ;;
-    core/*) echo "0 core" ;;
-    ops/*) echo "1 ops" ;;
-    importer/*) echo "1 importer" ;;
-    engine/pattern/*) echo "2 engine/pattern" ;;
-    engine/io/*) echo "2 engine/io" ;;
-    engine/rewrite/*) echo "3 engine/rewrite" ;;
-    engine/passes/*) echo "4 engine/passes" ;;
-    engine/exec/*) echo "5 engine/exec" ;;
-    engine/*) echo "6 engine" ;;
-    tools/*) echo "7 tools" ;;
-    bench/*) echo "7 bench" ;;
-    fuzz/*) echo "7 fuzz" ;;
-    tests/*) echo "8 tests" ;;
-    examples/*) echo "-1 examples" ;;
+    attune/*|include/attune/*) layer_rank=-1 layer_name=include/attune ;;
+    core/*) layer_rank=0 layer_name=core ;;
+    ops/*) layer_rank=1 layer_name=ops ;;
+    importer/*) layer_rank=1 layer_name=importer ;;
+    engine/pattern/*) layer_rank=2 layer_name=engine/pattern ;;
+    engine/io/*) layer_rank=2 layer_name=engine/io ;;
+    engine/rewrite/*) layer_rank=3 layer_name=engine/rewrite ;;
+    engine/passes/*) layer_rank=4 layer_name=engine/passes ;;
+    engine/exec/*) layer_rank=5 layer_name=engine/exec ;;
+    engine/*) layer_rank=6 layer_name=engine ;;
+    tools/*) layer_rank=7 layer_name=tools ;;
+    bench/*) layer_rank=7 layer_name=bench ;;
+    fuzz/*) layer_rank=7 layer_name=fuzz ;;
+    tests/*) layer_rank=8 layer_name=tests ;;
+    examples/*) layer_rank=-1 layer_name=examples ;;
   esac
 }
 
@@ -68,12 +71,14 @@ while IFS= read -r hit; do
   inc=${rest#*:}
   inc=${inc#*\"}
   inc=${inc%%\"*}
-  read -r from_rank from_name <<<"$(layer_of "$file")"
-  [ -n "${from_name:-}" ] || continue
-  read -r to_rank to_name <<<"$(layer_of "$inc")"
-  if [ -z "${to_name:-}" ]; then
+  layer_of "$file"
+  from_rank=$layer_rank from_name=$layer_name
+  [ -n "$from_name" ] || continue
+  layer_of "$inc"
+  to_rank=$layer_rank to_name=$layer_name
+  if [ -z "$to_name" ]; then
     # Not a path from the root: a header beside the file ("npy_file.h"), or a third-party one.
-    [ -f "$(dirname "$file")/$inc" ] || continue
+    [ -f "${file%/*}/$inc" ] || continue
     to_rank=$from_rank to_name=$from_name
   fi
   checked=$((checked + 1))
