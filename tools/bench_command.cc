@@ -35,7 +35,7 @@ constexpr char kUsage[] =
     "  --iterations K           timed runs (default 20)\n"
     "  --seconds S              time runs for S seconds instead of a fixed count\n"
     "  --json                   print one JSON object: median_ms, min_ms, max_ms, p90_ms, p99_ms, load_ms,\n"
-    "                           gflop, weight_mb, fused_attention, team_stalls, latencies_ms, ... (see the README)\n"
+    "                           gflop, weight_mb, fused_attention, team_stalls, latencies_ms, ... (see docs/cli.md)\n"
     "  --profile FILE           write a Chrome trace (chrome://tracing, Perfetto) of 3 more runs and\n"
     "                           print the time per op type\n";
 

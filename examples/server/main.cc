@@ -77,8 +77,8 @@ int main(int argc, char** argv) {
 
   // Each Run uses a team of OpenMP threads. Workers × threads should not
   // exceed the cores: a team waits for its slowest thread, so oversubscribed
-  // teams stall (Attune then drops to one thread per run for a while, see the
-  // README's Threading section). With as many workers as cores, one thread per
+  // teams stall (Attune then drops to one thread per run for a while, see
+  // docs/embedding.md, "Threading"). With as many workers as cores, one thread per
   // run; with fewer workers, the cores shared out between them.
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   attune::SessionOptions options;

@@ -61,7 +61,7 @@ double MaxAbs(const Tensor& t) {
 // op computes in float32 and rounds once, so they agree to a few units in the
 // last place of the 16-bit type: ulps(n) is n units of the type at the largest
 // |y| of the reference output. The counts are the measured worst case
-// (README, "Mixed precision") with a factor of about two of margin: 2 fp16
+// (docs/fusion.md, "Mixed precision") with a factor of about two of margin: 2 fp16
 // ulps fused/unfused and 4 against PyTorch (whose reference rounds where the
 // exporter's graph does, up to the order of float32 sums); bfloat16 has 8
 // bits of mantissa to float16's 11, and the same counts in its own ulps.
