@@ -6,6 +6,7 @@ The convention (docs/reliability.md, "Runnable documentation"):
   - a fenced block with the info string `output` right after it (blank lines between allowed)
     is what the block prints on stdout: compared line by line, runs of spaces counted as one;
     a line `...` stands for any number of lines (at the start, the end or between);
+    `output approx` compares the same way with every number standing for any number (timings);
   - any other block (plain, `cpp`, `cmake`, ...) is shown only. Commands that need what a clone
     lacks (ONNX Runtime, PyTorch, ../shared, the network, an installed prefix) stay unmarked and the
     text says so.
@@ -30,6 +31,8 @@ import sys
 import tempfile
 
 RUNNERS = {"sh run": "sh", "python run": "python"}
+OUTPUTS = ("output", "output approx")
+NUMBER = re.compile(r"[0-9]+(\.[0-9]+)?")
 TIMEOUT_S = 300
 
 
@@ -50,7 +53,7 @@ def blocks(path):
         fences.append((i, info, "\n".join(lines[i + 1:j]), j))
         i = j + 1
     for n, (start, info, text, end) in enumerate(fences):
-        if info == "output":
+        if info in OUTPUTS:
             prev = fences[n - 1] if n > 0 else None
             gap = lines[prev[3] + 1:start] if prev else None
             if prev is None or prev[1] not in RUNNERS or any(g.strip() for g in gap):
@@ -59,21 +62,23 @@ def blocks(path):
         if info not in RUNNERS:
             continue
         expected, expected_line = None, None
-        if n + 1 < len(fences) and fences[n + 1][1] == "output":
+        if n + 1 < len(fences) and fences[n + 1][1] in OUTPUTS:
             nxt = fences[n + 1]
             if not any(g.strip() for g in lines[end + 1:nxt[0]]):
-                expected, expected_line = nxt[2], nxt[0] + 1
+                expected, expected_line = (nxt[2], nxt[1] == "output approx"), nxt[0] + 1
         yield (start + 1, RUNNERS[info], text, expected, expected_line)
 
 
-def normalise(line):
-    return re.sub(r"\s+", " ", line).strip()
+def normalise(line, approx):
+    line = re.sub(r"\s+", " ", line).strip()
+    return NUMBER.sub("#", line) if approx else line
 
 
-def output_matches(expected, actual):
-    """Whether `actual` is `expected` with each `...` line standing for any lines."""
-    want = [normalise(x) for x in expected.strip("\n").split("\n")]
-    got = [normalise(x) for x in actual.rstrip("\n").split("\n")]
+def output_matches(expected, actual, approx=False):
+    """Whether `actual` is `expected` with each `...` line standing for any lines (and, approx,
+    each number for any number)."""
+    want = [normalise(x, approx) for x in expected.strip("\n").split("\n")]
+    got = [normalise(x, approx) for x in actual.rstrip("\n").split("\n")]
     chunks, chunk = [], []
     for w in want:
         if w == "...":
@@ -152,7 +157,7 @@ def main(argv):
             if code != 0:
                 tail = "\n    ".join((err or out).strip().split("\n")[-8:])
                 failures.append(f"{name}:{line}: the {kind} block exited {code}:\n    {tail}")
-            elif expected is not None and not output_matches(expected, out):
+            elif expected is not None and not output_matches(expected[0], out, expected[1]):
                 shown = "\n    ".join(out.rstrip("\n").split("\n")[:40])
                 failures.append(f"{name}:{line}: the output differs from the one shown at {name}:{expected_line}; "
                                 f"it printed:\n    {shown}")
