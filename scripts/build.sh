@@ -16,6 +16,13 @@ case "$kind" in
   tsan) dir="$root/build-tsan"; flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1" -DATTUNE_TSAN=ON -DATTUNE_BUILD_BENCHMARKS=OFF -DATTUNE_BUILD_PYTHON=OFF) ;;
   *) echo "usage: build.sh [release|asan|tsan] [targets...]" >&2; exit 2 ;;
 esac
+# ccache, where it is installed, keeps compiled objects across build folders and clones (paths
+# are taken relative to the clone, so a second clone of the same sources reuses them).
+if command -v ccache > /dev/null; then
+  flags+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+  export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$root} CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-1}
+  export CCACHE_SLOPPINESS=${CCACHE_SLOPPINESS:-pch_defines,time_macros,include_file_mtime,include_file_ctime}
+fi
 cmake -S "$root" -B "$dir" "${flags[@]}" > "$dir.configure.log" 2>&1 || { cat "$dir.configure.log"; exit 1; }
 jobs=$(nproc)
 cmake --build "$dir" -j "$jobs" ${1:+--target "$@"}
