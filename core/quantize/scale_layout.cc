@@ -27,7 +27,10 @@ absl::StatusOr<ScaleLayout> PlanScaleLayout(const std::string& label, const std:
   const bool scalar = scale_shape.empty() || (scale_shape.size() == 1 && scale_shape[0] == 1 && block_size == 0);
   if (block_size < 0)
     return absl::InvalidArgumentError(absl::StrCat(label, ": block_size ", block_size, " is negative"));
-  if (scalar && block_size == 0) return layout;
+  if (scalar && block_size == 0) {
+    for (int64_t d : x_shape) layout.inner *= d;  // one row of every element
+    return layout;
+  }
   if (axis < -rank || axis >= rank)
     return absl::InvalidArgumentError(absl::StrCat(label, ": axis ", axis, " is out of range for input x of rank ",
                                                    rank, " (scale ", ShapeText(scale_shape), ")"));
