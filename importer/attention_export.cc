@@ -11,6 +11,7 @@
 #include "core/common/escape.h"
 #include "core/common/status_macros.h"
 #include "core/schema/multi_head_attention.h"
+#include "importer/dynamic_int8_export.h"
 #include "importer/fused_matmul_export.h"
 #include "importer/op_fusion_export.h"
 #include "importer/onnx_exporter.h"
@@ -248,6 +249,7 @@ absl::StatusOr<std::unique_ptr<Graph>> RewriteAttentionForOnnx(const Graph& grap
 absl::Status ExportOptimizedModelToFile(const Graph& graph, const std::string& path, AttentionExportSummary* summary) {
   ASSIGN_OR_RETURN(std::unique_ptr<Graph> rewritten, RewriteAttentionForOnnx(graph, summary));
   RETURN_IF_ERROR(LowerFusedMatMulForOnnx(*rewritten));
+  RETURN_IF_ERROR(LowerDynamicInt8ProductsForOnnx(*rewritten));
   // After the attention rewrite, which may have raised the opset to one that has them.
   RETURN_IF_ERROR(LowerFusedOpsForOnnx(*rewritten));
   return ExportModelToFile(*rewritten, path);

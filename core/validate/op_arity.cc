@@ -39,6 +39,14 @@ class ArityTable {
     Add("LayerNormalization", {{1, 2, 3, 1, 3}});
     Add("RMSNormalization", {{1, 2, 2, 1, 1}});
     Add("Conv", {{1, 2, 3, 1, 1}});
+    // Quantization: x, scale (, zero point); A, B (, zero points); the QLinear form's eight inputs.
+    for (const char* op : {"QuantizeLinear", "DequantizeLinear"}) Add(op, {{1, 2, 3, 1, 1}});
+    Add("DynamicQuantizeLinear", {{1, 1, 1, 3, 3}});
+    Add("MatMulInteger", {{1, 2, 4, 1, 1}});
+    Add("QLinearMatMul", {{1, 8, 8, 1, 1}});
+    Add("MatMulIntegerToFloat", {{1, 4, 7, 1, 1}}, "com.microsoft");
+    Add("DynamicQuantizeMatMul", {{1, 3, 5, 1, 1}}, "com.microsoft");
+    Add("DynamicQuantizeMatMul", {{1, 3, 5, 1, 1}}, "attune");
     // Reductions: axes moved from an attribute to an optional input.
     Add("ReduceSum", {{1, 1, 1, 1, 1}, {13, 1, 2, 1, 1}});
     for (const char* op : {"ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",

@@ -24,6 +24,7 @@
 #include "absl/strings/str_join.h"
 #include "core/common/log.h"
 #include "core/common/status_macros.h"
+#include "engine/passes/op_fusion/dynamic_int8_rule.h"
 #include "engine/passes/op_fusion/gelu_rule.h"
 #include "engine/passes/op_fusion/op_rule.h"
 #include "engine/passes/op_fusion/product_epilogue_rule.h"
@@ -224,6 +225,7 @@ std::unique_ptr<Pass> MakeProductEpilogueFusionPass() {
   rules.push_back(op_fusion::SwiGluRule());
   rules.push_back(op_fusion::ProductActivationRule());
   rules.push_back(op_fusion::ProductBiasRule());
+  rules.push_back(op_fusion::DynamicInt8ProductRule());
   return std::make_unique<OpFusionPass>("product_epilogue_fusion", std::move(rules));
 }
 

@@ -134,6 +134,7 @@ const RuleTable& Table() {
     AddAttentionRules(*t);
     AddScatterRules(*t);
     AddConvRules(*t);
+    AddQuantizeRules(*t);
     return t;
   }();
   return *table;
