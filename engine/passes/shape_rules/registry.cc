@@ -134,6 +134,7 @@ const RuleTable& Table() {
     AddAttentionRules(*t);
     AddScatterRules(*t);
     AddConvRules(*t);
+    AddQuantizedRules(*t);
     return t;
   }();
   return *table;
