@@ -10,7 +10,7 @@
 namespace attune::testing {
 namespace {
 
-struct Node {
+struct NodeSpec {
   int64_t k = 64, n = 8, bits = 4, block = 32, level = 0;
   std::vector<int64_t> b_shape{8, 2, 16}, scales_shape{8, 2};
   ElementType scales_type = ElementType::kFloat32;
@@ -21,7 +21,7 @@ struct Node {
   std::vector<int64_t> a_shape{2, 64};
 };
 
-absl::Status Run(const Node& node) {
+absl::Status RunNode(const NodeSpec& node) {
   KernelCall call;
   call.op_type = "MatMulNBits";
   call.domain = "com.microsoft";
@@ -42,8 +42,8 @@ absl::Status Run(const Node& node) {
   return out.ok() ? absl::OkStatus() : out.status();
 }
 
-void ExpectRefused(const Node& node, const std::string& fragment) {
-  const absl::Status s = Run(node);
+void ExpectRefused(const NodeSpec& node, const std::string& fragment) {
+  const absl::Status s = RunNode(node);
   ASSERT_FALSE(s.ok()) << "accepted; wanted an error about " << fragment;
   EXPECT_TRUE(s.code() == absl::StatusCode::kInvalidArgument || s.code() == absl::StatusCode::kUnimplemented)
       << s;
@@ -54,16 +54,16 @@ void ExpectRefused(const Node& node, const std::string& fragment) {
 }
 
 TEST(MatMulNBitsErrors, WellFormedNodeRuns) {
-  EXPECT_TRUE(Run(Node{}).ok());
-  Node flat;
+  EXPECT_TRUE(RunNode(NodeSpec{}).ok());
+  NodeSpec flat;
   flat.scales_shape = {16};
   flat.zp_shape = {8};  // ceil(2 blocks · 4 bits / 8) = 1 byte per row, flat
   flat.bias_shape = {8};
-  EXPECT_TRUE(Run(flat).ok());
+  EXPECT_TRUE(RunNode(flat).ok());
 }
 
 TEST(MatMulNBitsErrors, PackedWeightsOfTheWrongShape) {
-  Node n;
+  NodeSpec n;
   n.b_shape = {8, 2, 32};  // blob of 8-bit weights for a 4-bit node
   ExpectRefused(n, "input 'B' has shape [8, 2, 32]");
   n.b_shape = {8, 64};
@@ -71,55 +71,55 @@ TEST(MatMulNBitsErrors, PackedWeightsOfTheWrongShape) {
 }
 
 TEST(MatMulNBitsErrors, ScaleAndZeroPointShapes) {
-  Node n;
+  NodeSpec n;
   n.scales_shape = {8, 3};
   ExpectRefused(n, "input 'scales'");
-  n = Node{};
+  n = NodeSpec{};
   n.scales_type = ElementType::kFloat16;
   ExpectRefused(n, "input 'scales' is float16");
-  n = Node{};
+  n = NodeSpec{};
   n.zp_shape = {8, 2};  // packed 4-bit zero points of 2 blocks take 1 byte per row
   ExpectRefused(n, "input 'zero_points' (packed uint8)");
-  n = Node{};
+  n = NodeSpec{};
   n.zp_shape = {8, 2};
   n.zp_type = ElementType::kInt32;
   ExpectRefused(n, "input 'zero_points' is int32");
-  n = Node{};
+  n = NodeSpec{};
   n.bias_shape = {9};
   ExpectRefused(n, "input 'bias'");
 }
 
 TEST(MatMulNBitsErrors, BitsAndBlockSizesTheOpDoesNotAllow) {
-  Node n;
+  NodeSpec n;
   n.bits = 3;
   ExpectRefused(n, "attribute 'bits' is 3");
-  n = Node{};
+  n = NodeSpec{};
   n.block = 24;
   ExpectRefused(n, "attribute 'block_size' is 24");
   n.block = 8;
   ExpectRefused(n, "attribute 'block_size' is 8");
-  n = Node{};
+  n = NodeSpec{};
   n.level = 5;
   ExpectRefused(n, "attribute 'accuracy_level' is 5");
 }
 
 TEST(MatMulNBitsErrors, KAndNDisagreeingWithTheTensors) {
-  Node n;
+  NodeSpec n;
   n.k = 96;  // B holds 2 blocks of 32, K = 96 needs 3
   ExpectRefused(n, "input 'B'");
-  n = Node{};
+  n = NodeSpec{};
   n.n = 9;
   ExpectRefused(n, "input 'B'");
-  n = Node{};
+  n = NodeSpec{};
   n.k = 0;
   ExpectRefused(n, "attribute 'K' is 0");
-  n = Node{};
+  n = NodeSpec{};
   n.a_shape = {2, 63};
   ExpectRefused(n, "input 'A'");
 }
 
 TEST(MatMulNBitsErrors, GroupIndexIsRefused) {
-  Node n;
+  NodeSpec n;
   n.g_idx = true;
   ExpectRefused(n, "input 'g_idx'");
 }
