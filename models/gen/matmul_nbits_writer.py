@@ -140,12 +140,27 @@ def quantize_model(model, bits=4, block_size=32, symmetric=False, accuracy_level
     for node in graph.node:
         for i in node.input:
             uses[i] = uses.get(i, 0) + 1
+    # A tied lm_head reads its weight as Transpose(wte): quantized as the genai builder writes it
+    # (its own MatMulNBits; the embedding keeps the float32 table).
+    # Initializers torch's exporter shares through Identity nodes count as the initializer.
+    for node in graph.node:
+        if node.op_type == "Identity" and node.input[0] in inits:
+            inits[node.output[0]] = inits[node.input[0]]
+    transposed = {}
+    for node in graph.node:
+        perm = [list(a.ints) for a in node.attribute if a.name == "perm"]
+        if node.op_type == "Transpose" and node.input[0] in inits and perm in ([], [[1, 0]]):
+            transposed[node.output[0]] = node.input[0]
     new_nodes, dropped = [], set()
     for node in graph.node:
         found = None
         if node.op_type == "MatMul" and len(node.input) == 2:
             b = inits.get(node.input[1])
-            if b is not None and len(b.dims) == 2 and b.data_type == onnx.TensorProto.FLOAT:
+            if b is None and node.input[1] in transposed:
+                t = inits[transposed[node.input[1]]]
+                if len(t.dims) == 2 and t.data_type == onnx.TensorProto.FLOAT:
+                    found = (np.ascontiguousarray(numpy_helper.to_array(t).T), None)
+            elif b is not None and len(b.dims) == 2 and b.data_type == onnx.TensorProto.FLOAT:
                 found = (numpy_helper.to_array(b), None)
         elif node.op_type == "Gemm" and include_gemm:
             found = _gemm_weight(node, inits)
