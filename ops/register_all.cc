@@ -13,6 +13,7 @@ void RegisterAttentionKernels(KernelRegistry& registry);
 void RegisterScatterKernels(KernelRegistry& registry);
 void RegisterConvKernels(KernelRegistry& registry);
 void RegisterQuantizeKernels(KernelRegistry& registry);
+void RegisterQuantizedKernels(KernelRegistry& registry);
 
 void RegisterAllKernels(KernelRegistry& registry) {
   RegisterElementwiseKernels(registry);
@@ -24,6 +25,7 @@ void RegisterAllKernels(KernelRegistry& registry) {
   RegisterScatterKernels(registry);
   RegisterConvKernels(registry);
   RegisterQuantizeKernels(registry);
+  RegisterQuantizedKernels(registry);
 }
 
 }  // namespace attune

@@ -13,6 +13,7 @@
 #include "tools/commands.h"
 #include "tools/report_dot.h"
 #include "tools/report_json.h"
+#include "tools/report_quantized.h"
 #include "tools/report_text.h"
 
 namespace attune::cli {
@@ -23,7 +24,8 @@ constexpr char kUsage[] =
     "                      [--stop-after PASS] [options]\n"
     "       attune inspect --passes\n"
     "\n"
-    "Shows what the optimiser did: op counts before and after, every fusion, every rejected candidate.\n"
+    "Shows what the optimiser did: op counts before and after, every fusion, every rejected candidate,\n"
+    "and every quantized product (format, bits, block, symmetry, accuracy mode).\n"
     "\n"
     "  --format text|json|dot   report format (default text); dot is the optimised graph for Graphviz\n"
     "  --show-all               dot: draw every node (default folds shape computations and repeated layers)\n"
@@ -76,6 +78,7 @@ absl::Status Inspect(const Args& args) {
   ASSIGN_OR_RETURN(std::unique_ptr<Session> session, Session::Create(model_path, options));
   const SessionImpl& impl = GetSessionImpl(*session);
   nlohmann::json report = ReportToJson(model_path, impl);
+  report["quantized_products"] = QuantizedProductsToJson(impl.graph());
   // A decoder's convention (its cache pairs), as attune generate would use it.
   std::vector<std::string> convention;
   auto decoder = FindDecoderSignature(*session, {}, true);
@@ -108,6 +111,7 @@ absl::Status Inspect(const Args& args) {
     return WriteText(output, RenderDot(impl.graph(), impl.report(), dot));
   }
   std::string text = RenderTextReport(report, output.empty() && isatty(STDOUT_FILENO));
+  if (!report["quantized_products"].empty()) absl::StrAppend(&text, QuantizedProductsText(report["quantized_products"]));
   if (!convention.empty()) {
     absl::StrAppend(&text, "\ndecoder convention (attune generate)\n");
     for (const std::string& line : convention) absl::StrAppend(&text, "  ", EscapeControl(line), "\n");

@@ -135,6 +135,7 @@ const RuleTable& Table() {
     AddScatterRules(*t);
     AddConvRules(*t);
     AddQuantizeRules(*t);
+    AddQuantizedRules(*t);
     return t;
   }();
   return *table;

@@ -34,6 +34,7 @@ void AddAttentionRules(RuleTable& table);
 void AddScatterRules(RuleTable& table);
 void AddConvRules(RuleTable& table);
 void AddQuantizeRules(RuleTable& table);
+void AddQuantizedRules(RuleTable& table);
 
 /// An axis in [-rank, rank) made non-negative; InvalidArgument otherwise.
 absl::StatusOr<int64_t> NormalizeAxis(int64_t axis, int64_t rank, const ShapeContext& ctx);

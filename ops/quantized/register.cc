@@ -1,0 +1,11 @@
+#include "core/schema/quantized_matmul.h"
+#include "ops/quantized/kernels.h"
+#include "ops/registry.h"
+
+namespace attune {
+
+void RegisterQuantizedKernels(KernelRegistry& registry) {
+  registry.Register(qmatmul::kDomain, qmatmul::kOpType, 1, quantized::MakeMatMulNBitsKernel);
+}
+
+}  // namespace attune
