@@ -12,6 +12,11 @@ void RegisterNormKernels(KernelRegistry& registry);
 void RegisterAttentionKernels(KernelRegistry& registry);
 void RegisterScatterKernels(KernelRegistry& registry);
 void RegisterConvKernels(KernelRegistry& registry);
+void RegisterPoolKernels(KernelRegistry& registry);
+void RegisterResizeKernels(KernelRegistry& registry);
+void RegisterLossKernels(KernelRegistry& registry);
+void RegisterSelectKernels(KernelRegistry& registry);
+void RegisterSignalKernels(KernelRegistry& registry);
 
 void RegisterAllKernels(KernelRegistry& registry) {
   RegisterElementwiseKernels(registry);
@@ -22,6 +27,11 @@ void RegisterAllKernels(KernelRegistry& registry) {
   RegisterAttentionKernels(registry);
   RegisterScatterKernels(registry);
   RegisterConvKernels(registry);
+  RegisterPoolKernels(registry);
+  RegisterResizeKernels(registry);
+  RegisterLossKernels(registry);
+  RegisterSelectKernels(registry);
+  RegisterSignalKernels(registry);
 }
 
 }  // namespace attune

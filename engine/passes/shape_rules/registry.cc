@@ -134,6 +134,10 @@ const RuleTable& Table() {
     AddAttentionRules(*t);
     AddScatterRules(*t);
     AddConvRules(*t);
+    AddCnnRules(*t);
+    AddLossRules(*t);
+    AddSelectionRules(*t);
+    AddSignalRules(*t);
     return t;
   }();
   return *table;

@@ -33,6 +33,10 @@ void AddGeneratorRules(RuleTable& table);
 void AddAttentionRules(RuleTable& table);
 void AddScatterRules(RuleTable& table);
 void AddConvRules(RuleTable& table);
+void AddCnnRules(RuleTable& table);
+void AddLossRules(RuleTable& table);
+void AddSelectionRules(RuleTable& table);
+void AddSignalRules(RuleTable& table);
 
 /// An axis in [-rank, rank) made non-negative; InvalidArgument otherwise.
 absl::StatusOr<int64_t> NormalizeAxis(int64_t axis, int64_t rank, const ShapeContext& ctx);

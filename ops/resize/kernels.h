@@ -1,0 +1,15 @@
+// Kernel factories of the resize family (registered in register.cc).
+#pragma once
+
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "ops/kernel.h"
+
+namespace attune {
+
+/// Resize (opsets 10 to 19) and Upsample (7 to 9).
+absl::StatusOr<std::unique_ptr<Kernel>> MakeResizeKernel(const KernelInfo& info);
+absl::StatusOr<std::unique_ptr<Kernel>> MakeUpsampleKernel(const KernelInfo& info);
+
+}  // namespace attune
