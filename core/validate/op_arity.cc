@@ -89,6 +89,7 @@ class ArityTable {
     Add("Upsample", {{7, 1, 1, 1, 1}, {9, 2, 2, 1, 1}});
     Add("Pad", {{1, 1, 1, 1, 1}, {11, 2, 3, 1, 1}, {18, 2, 4, 1, 1}});
     Add("CenterCropPad", {{1, 2, 2, 1, 1}});
+    Add("GridSample", {{1, 2, 2, 1, 1}});
     // Selection and indexing; losses.
     Add("TopK", {{1, 1, 1, 2, 2}, {10, 2, 2, 2, 2}});
     Add("OneHot", {{1, 3, 3, 1, 1}});

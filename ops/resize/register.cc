@@ -10,6 +10,8 @@ void RegisterResizeKernels(KernelRegistry& registry) {
   registry.Register("", "Resize", 10, MakeResizeKernel);
   // Upsample-7 has scales as an attribute, -9 as an input; removed at 10.
   registry.Register("", "Upsample", 7, 9, MakeUpsampleKernel);
+  // GridSample-16 is 4-D with bilinear/bicubic; 20 N-D with linear/cubic; 22 adds types.
+  registry.Register("", "GridSample", 16, MakeGridSampleKernel);
 }
 
 }  // namespace attune

@@ -2,7 +2,8 @@
 // half_pixel, align_corners and asymmetric coordinates, nearest under each
 // rounding mode, sizes with keep_aspect_ratio_policy, axes, and
 // tf_crop_and_resize's extrapolation; Upsample; Pad in its four modes with
-// negative pads and axes; CenterCropPad. Bad inputs name node and tensor.
+// negative pads and axes; CenterCropPad; GridSample. Bad inputs name node and tensor.
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -111,6 +112,37 @@ TEST(ResizeTest, BadInputsNameNodeAndTensor) {
   auto mode = RunOp("Resize", 13, Attrs({{"mode", std::string("area")}}), {x, kNone, F32({4}, {1, 1, 2, 2})});
   ASSERT_FALSE(mode.ok());
   EXPECT_TRUE(MessageHas(mode.status(), "'mode'")) << mode.status();
+}
+
+// Bilinear GridSample at normalised coordinates, against the same formula
+// written for one 2-D plane: a point outside reads zeros, border clamps.
+TEST(GridSampleTest, BilinearZerosAndBorder) {
+  const Floats x = Values<float>(Iota({1, 1, 3, 4}));
+  const Floats grid = {-1, -1, 1, 1, 0.2f, -0.6f, 1.5f, 0};  // (x, y) pairs: 4 points as [1, 1, 4, 2]
+  for (const std::string padding : {"zeros", "border"})
+    for (int64_t align : {0, 1}) {
+      const Tensor y = Run1("GridSample", 22, Attrs({{"padding_mode", padding}, {"align_corners", align}}),
+                            {Iota({1, 1, 3, 4}), F32({1, 1, 4, 2}, grid)});
+      ASSERT_EQ(y.shape(), (Shape{1, 1, 1, 4}));
+      for (int p = 0; p < 4; ++p) {
+        auto unnormalise = [&](double g, double n) { return align ? (g + 1) / 2 * (n - 1) : ((g + 1) * n - 1) / 2; };
+        double c = unnormalise(grid[2 * p], 4), r = unnormalise(grid[2 * p + 1], 3);
+        if (padding == "border") c = std::clamp(c, 0.0, 3.0), r = std::clamp(r, 0.0, 2.0);
+        auto at = [&](int64_t i, int64_t j) {
+          if (i < 0 || i >= 3 || j < 0 || j >= 4) return 0.0;
+          return static_cast<double>(x[i * 4 + j]);
+        };
+        const int64_t r0 = static_cast<int64_t>(std::floor(r)), c0 = static_cast<int64_t>(std::floor(c));
+        const double fr = r - r0, fc = c - c0;
+        const double want = (1 - fr) * ((1 - fc) * at(r0, c0) + fc * at(r0, c0 + 1)) +
+                            fr * ((1 - fc) * at(r0 + 1, c0) + fc * at(r0 + 1, c0 + 1));
+        EXPECT_NEAR(y.data<float>()[p], want, 1e-5) << padding << " align " << align << " point " << p;
+      }
+    }
+  auto bad = RunOp("GridSample", 22, {}, {Iota({1, 1, 3, 4}), F32({1, 1, 2, 3}, {0, 0, 0, 0, 0, 0})});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_TRUE(MessageHas(bad.status(), "GridSample node 'test_node'") && MessageHas(bad.status(), "grid"))
+      << bad.status();
 }
 
 TEST(PadTest, FourModes) {

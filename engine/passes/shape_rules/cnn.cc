@@ -194,6 +194,18 @@ absl::Status PadRule(ShapeContext& ctx) {
   return absl::OkStatus();
 }
 
+// GridSample: [N, C] of X and the grid's spatial dims.
+absl::Status GridSampleRule(ShapeContext& ctx) {
+  ctx.output(0).type = ctx.input(0).type;
+  const std::optional<SymbolicShape>& x = ctx.input(0).shape;
+  const std::optional<SymbolicShape>& grid = ctx.input(1).shape;
+  if (!x || !grid || x->size() < 3 || grid->size() != x->size()) return absl::OkStatus();
+  SymbolicShape shape{(*x)[0], (*x)[1]};
+  shape.insert(shape.end(), grid->begin() + 1, grid->end() - 1);
+  ctx.output(0).shape = std::move(shape);
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 void AddCnnRules(RuleTable& table) {
@@ -207,6 +219,7 @@ void AddCnnRules(RuleTable& table) {
   table.Add("Resize", ResizeRule);
   table.Add("Upsample", ResizeRule);
   table.Add("Pad", PadRule);
+  table.Add("GridSample", GridSampleRule);
 }
 
 }  // namespace attune::shape_rules
