@@ -16,6 +16,7 @@
 #include "ops/common/parallel.h"
 #include "ops/common/type_dispatch.h"
 #include "ops/pool/kernels.h"
+#include "ops/pool/pool_params.h"
 
 namespace attune {
 namespace {
@@ -108,14 +109,7 @@ absl::StatusOr<std::unique_ptr<Kernel>> MakeGlobalPoolKernel(const KernelInfo& i
                                                    info.num_inputs(), " inputs and ", info.num_outputs, " outputs"));
   double p = 2;
   if (kind == PoolKind::kLp) {
-    if (info.opset < 2 && info.attrs().Has("p")) {
-      ASSIGN_OR_RETURN(float pf, info.attrs().GetFloat("p"));
-      p = pf;
-    } else {
-      ASSIGN_OR_RETURN(int64_t pi, info.attrs().GetInt("p", 2));
-      p = static_cast<double>(pi);
-    }
-    if (!(p > 0)) return absl::InvalidArgumentError(absl::StrCat(label, ": attribute 'p' is ", p, "; it must be positive"));
+    ASSIGN_OR_RETURN(p, ReadLpPoolP(label, info.opset, info.attrs()));
   }
   return std::make_unique<GlobalPoolKernel>(std::move(label), kind, p);
 }

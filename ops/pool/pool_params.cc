@@ -19,6 +19,19 @@ int64_t CeilDiv(int64_t a, int64_t b) { return -FloorDiv(-a, b); }
 
 }  // namespace
 
+absl::StatusOr<double> ReadLpPoolP(const std::string& label, int opset, const Attributes& attrs) {
+  double p = 2;
+  if (opset < 2 && attrs.Has("p")) {
+    ASSIGN_OR_RETURN(float pf, attrs.GetFloat("p"));
+    p = pf;
+  } else {
+    ASSIGN_OR_RETURN(int64_t pi, attrs.GetInt("p", 2));
+    p = static_cast<double>(pi);
+  }
+  if (!(p > 0)) return Bad(label, absl::StrCat("attribute 'p' is ", p, "; it must be positive"));
+  return p;
+}
+
 absl::StatusOr<PoolAttributes> ReadPoolAttributes(const std::string& label, std::string_view op, int opset,
                                                   const Attributes& attrs) {
   PoolAttributes a;
@@ -36,15 +49,7 @@ absl::StatusOr<PoolAttributes> ReadPoolAttributes(const std::string& label, std:
       return Bad(label, absl::StrCat("attribute 'storage_order' is ", a.storage_order, "; it must be 0 or 1"));
   }
   if (op == "LpPool") {
-    // LpPool-1 gives p as a float, later opsets as an int.
-    if (opset < 2 && attrs.Has("p")) {
-      ASSIGN_OR_RETURN(float p, attrs.GetFloat("p"));
-      a.p = p;
-    } else {
-      ASSIGN_OR_RETURN(int64_t p, attrs.GetInt("p", 2));
-      a.p = static_cast<double>(p);
-    }
-    if (!(a.p > 0)) return Bad(label, absl::StrCat("attribute 'p' is ", a.p, "; it must be positive"));
+    ASSIGN_OR_RETURN(a.p, ReadLpPoolP(label, opset, attrs));
   }
   const size_t axes = a.window.kernel_shape->size();
   if ((a.window.strides && a.window.strides->size() != axes) ||

@@ -23,6 +23,9 @@ struct PoolAttributes {
   double p = 2;                    // LpPool
 };
 
+/// LpPool's and GlobalLpPool's p: a float at opset 1, an int after; default 2, positive.
+absl::StatusOr<double> ReadLpPoolP(const std::string& label, int opset, const Attributes& attrs);
+
 /// Reads the attributes of `op` ("MaxPool", "AveragePool" or "LpPool") at
 /// `opset`; InvalidArgument naming `label` and the attribute otherwise.
 absl::StatusOr<PoolAttributes> ReadPoolAttributes(const std::string& label, std::string_view op, int opset,

@@ -17,13 +17,15 @@
 
 namespace attune {
 
+absl::StatusOr<std::optional<int64_t>> OptionalAxisAttribute(const KernelInfo& info) {
+  if (!info.attrs().Has("axis")) return std::nullopt;
+  ASSIGN_OR_RETURN(int64_t axis, info.attrs().GetInt("axis"));
+  return std::optional<int64_t>(axis);
+}
+
 SelectKernelOr MakeCompressKernel(const KernelInfo& info) {
   std::string label = NodeLabel(info);
-  std::optional<int64_t> axis_attr;
-  if (info.attrs().Has("axis")) {
-    ASSIGN_OR_RETURN(int64_t a, info.attrs().GetInt("axis"));
-    axis_attr = a;
-  }
+  ASSIGN_OR_RETURN(std::optional<int64_t> axis_attr, OptionalAxisAttribute(info));
   return MakeKernel([=](KernelContext& ctx) -> absl::Status {
     const Tensor* x = ctx.input(0);
     const Tensor* cond = ctx.input(1);

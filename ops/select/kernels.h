@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 
 #include "absl/status/statusor.h"
 #include "ops/kernel.h"
@@ -9,6 +10,9 @@
 namespace attune {
 
 using SelectKernelOr = absl::StatusOr<std::unique_ptr<Kernel>>;
+
+/// The node's optional int attribute `axis` (Compress, Unique): nullopt when absent.
+absl::StatusOr<std::optional<int64_t>> OptionalAxisAttribute(const KernelInfo& info);
 
 SelectKernelOr MakeHardmaxKernel(const KernelInfo& info);    // hardmax.cc
 SelectKernelOr MakeTopKKernel(const KernelInfo& info);       // top_k.cc

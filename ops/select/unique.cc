@@ -42,11 +42,7 @@ struct TotalLess {
 SelectKernelOr MakeUniqueKernel(const KernelInfo& info) {
   std::string label = NodeLabel(info);
   ASSIGN_OR_RETURN(int64_t sorted, info.attrs().GetInt("sorted", 1));
-  std::optional<int64_t> axis_attr;
-  if (info.attrs().Has("axis")) {
-    ASSIGN_OR_RETURN(int64_t a, info.attrs().GetInt("axis"));
-    axis_attr = a;
-  }
+  ASSIGN_OR_RETURN(std::optional<int64_t> axis_attr, OptionalAxisAttribute(info));
   return MakeKernel([=](KernelContext& ctx) -> absl::Status {
     const Tensor* x = ctx.input(0);
     if (x == nullptr) return absl::InvalidArgumentError(absl::StrCat(label, ": needs input X"));

@@ -39,7 +39,9 @@ absl::Status TopKRule(ShapeContext& ctx) {
   return absl::OkStatus();
 }
 
-absl::Status CompressRule(ShapeContext& ctx) {
+// Output 0 of Compress and Unique: 1-D of a fresh length without an axis,
+// else X's shape with a fresh dim at the axis (how many slices the data keeps).
+absl::Status KeptAlongAxisShape(ShapeContext& ctx) {
   ctx.output(0).type = ctx.input(0).type;
   const std::optional<SymbolicShape>& x = ctx.input(0).shape;
   if (!ctx.attrs().Has("axis")) {
@@ -56,22 +58,11 @@ absl::Status CompressRule(ShapeContext& ctx) {
 }
 
 absl::Status UniqueRule(ShapeContext& ctx) {
-  ctx.output(0).type = ctx.input(0).type;
   for (int o = 1; o < ctx.num_outputs(); ++o) {
     ctx.output(o).type = ElementType::kInt64;
     ctx.output(o).shape = FreshShape(ctx, o, 1);
   }
-  const std::optional<SymbolicShape>& x = ctx.input(0).shape;
-  if (!ctx.attrs().Has("axis")) {
-    ctx.output(0).shape = FreshShape(ctx, 0, 1);
-  } else if (x) {
-    ASSIGN_OR_RETURN(int64_t axis, ctx.attrs().GetInt("axis"));
-    ASSIGN_OR_RETURN(axis, NormalizeAxis(axis, static_cast<int64_t>(x->size()), ctx));
-    SymbolicShape shape = *x;
-    shape[axis] = ctx.FreshDim(0, static_cast<int>(axis));
-    ctx.output(0).shape = std::move(shape);
-  }
-  return absl::OkStatus();
+  return KeptAlongAxisShape(ctx);
 }
 
 absl::Status GatherNDRule(ShapeContext& ctx) {
@@ -108,7 +99,7 @@ absl::Status OneHotRule(ShapeContext& ctx) {
 
 void AddSelectionRules(RuleTable& table) {
   table.Add("TopK", TopKRule);
-  table.Add("Compress", CompressRule);
+  table.Add("Compress", KeptAlongAxisShape);
   table.Add("Unique", UniqueRule);
   table.Add("GatherND", GatherNDRule);
   table.Add("OneHot", OneHotRule);
