@@ -14,6 +14,11 @@ void RegisterScatterKernels(KernelRegistry& registry);
 void RegisterConvKernels(KernelRegistry& registry);
 void RegisterQuantizeKernels(KernelRegistry& registry);
 void RegisterQuantizedKernels(KernelRegistry& registry);
+void RegisterPoolKernels(KernelRegistry& registry);
+void RegisterResizeKernels(KernelRegistry& registry);
+void RegisterLossKernels(KernelRegistry& registry);
+void RegisterSelectKernels(KernelRegistry& registry);
+void RegisterSignalKernels(KernelRegistry& registry);
 
 void RegisterAllKernels(KernelRegistry& registry) {
   RegisterElementwiseKernels(registry);
@@ -26,6 +31,11 @@ void RegisterAllKernels(KernelRegistry& registry) {
   RegisterConvKernels(registry);
   RegisterQuantizeKernels(registry);
   RegisterQuantizedKernels(registry);
+  RegisterPoolKernels(registry);
+  RegisterResizeKernels(registry);
+  RegisterLossKernels(registry);
+  RegisterSelectKernels(registry);
+  RegisterSignalKernels(registry);
 }
 
 }  // namespace attune

@@ -82,6 +82,29 @@ class ArityTable {
     Add("SkipLayerNormalization", {{1, 3, 4, 1, 2}}, "attune");
     Add("SkipRMSNormalization", {{1, 3, 3, 1, 2}}, "attune");
     Add("ElementwiseChain", {{1, 1, 16, 1, 1}}, "attune");  // ops/elementwise/elementwise_chain.h
+    // CNN ops: pools (MaxPool's Indices from 8), ConvTranspose, norms (BatchNormalization's
+    // training outputs: four before 14, two from 14), depth and space.
+    Add("MaxPool", {{1, 1, 1, 1, 1}, {8, 1, 1, 1, 2}});
+    for (const char* op : {"AveragePool", "LpPool", "GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool",
+                           "LpNormalization", "DepthToSpace", "SpaceToDepth", "Hardmax", "EyeLike", "NonZero",
+                           "HannWindow", "HammingWindow", "BlackmanWindow"})
+      Add(op, {{1, 1, 1, 1, 1}});
+    Add("ConvTranspose", {{1, 2, 3, 1, 1}});
+    Add("BatchNormalization", {{1, 5, 5, 1, 5}, {14, 5, 5, 1, 3}});
+    for (const char* op : {"InstanceNormalization", "GroupNormalization"}) Add(op, {{1, 3, 3, 1, 1}});
+    // Resizing and padding: Resize-10 (X, scales), -11 (X, roi, scales[, sizes]), -13 all but X optional.
+    Add("Resize", {{10, 2, 2, 1, 1}, {11, 3, 4, 1, 1}, {13, 1, 4, 1, 1}});
+    Add("Upsample", {{7, 1, 1, 1, 1}, {9, 2, 2, 1, 1}});
+    Add("Pad", {{1, 1, 1, 1, 1}, {11, 2, 3, 1, 1}, {18, 2, 4, 1, 1}});
+    Add("CenterCropPad", {{1, 2, 2, 1, 1}});
+    Add("GridSample", {{1, 2, 2, 1, 1}});
+    // Selection and indexing; losses.
+    Add("TopK", {{1, 1, 1, 2, 2}, {10, 2, 2, 2, 2}});
+    Add("OneHot", {{1, 3, 3, 1, 1}});
+    for (const char* op : {"Compress", "GatherND", "CumProd"}) Add(op, {{1, 2, 2, 1, 1}});
+    Add("Unique", {{1, 1, 1, 1, 4}});
+    Add("NegativeLogLikelihoodLoss", {{1, 2, 3, 1, 1}});
+    Add("SoftmaxCrossEntropyLoss", {{1, 2, 3, 1, 2}});
   }
 
   const OpArity* Find(std::string_view domain, std::string_view op_type, int opset) const {

@@ -149,6 +149,7 @@ std::unique_ptr<PassManager> DefaultPipeline(bool fuse) {
     op_fusions.push_back(MakeElementwiseFusionPass());
     op_fusions.push_back(MakeRmsNormFusionPass());
     op_fusions.push_back(MakeSkipNormFusionPass());  // after it: RMS norms are written out until then
+    op_fusions.push_back(MakeConvBatchNormFoldPass());
     manager->AddStage("fuse_ops", std::move(op_fusions));
     // After the attention fusion, whose patterns read MatMul(Q, Transpose(K)).
     std::vector<std::unique_ptr<Pass>> lower;

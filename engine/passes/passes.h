@@ -29,6 +29,8 @@ std::unique_ptr<Pass> MakeUnmergeHeadsPass();
 /// Query heads folded into the query axis (GPTBigCode's multi-query: (B, T*H, D) times one key head
 /// (B, D, S), scores viewed (B, T, H, S)) computed on (B, H, T, ·) heads, proven by the symbolic shapes.
 std::unique_ptr<Pass> MakeUnfoldQueryHeadsPass();
+/// An inference BatchNormalization after a Conv with constant weights folded into them.
+std::unique_ptr<Pass> MakeConvBatchNormFoldPass();
 /// Merges nodes with the same op, attributes and inputs.
 std::unique_ptr<Pass> MakeCommonSubexpressionPass();
 /// Removes nodes whose outputs nobody needs.

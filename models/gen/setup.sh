@@ -1,8 +1,8 @@
 #!/bin/bash
 # Installs the Debian packages the model generators need (idempotent; run as root).
-# PyTorch 1.13, ONNX 1.12 and NumPy from Debian 12, used through /usr/bin/python3.
+# PyTorch 1.13 (with torchvision 0.14), ONNX 1.12 and NumPy from Debian 12, used through /usr/bin/python3.
 set -euo pipefail
-pkgs=(python3-torch python3-onnx python3-numpy)
+pkgs=(python3-torch python3-torchvision python3-onnx python3-numpy)
 missing=()
 for p in "${pkgs[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

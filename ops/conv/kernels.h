@@ -12,4 +12,7 @@ namespace attune {
 /// reference loop for what oneDNN does not take.
 absl::StatusOr<std::unique_ptr<Kernel>> MakeConvKernel(const KernelInfo& info);
 
+/// ONNX ConvTranspose (opsets 1, 11, 22), float32 and float64 (conv_transpose.cc).
+absl::StatusOr<std::unique_ptr<Kernel>> MakeConvTransposeKernel(const KernelInfo& info);
+
 }  // namespace attune

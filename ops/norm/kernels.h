@@ -17,5 +17,11 @@ absl::StatusOr<std::unique_ptr<Kernel>> MakeRmsNormalizationKernel(const KernelI
 /// Sum = X + Skip (of X's shape), with the norm's attributes; Sum is optional.
 absl::StatusOr<std::unique_ptr<Kernel>> MakeSkipLayerNormalizationKernel(const KernelInfo& info);
 absl::StatusOr<std::unique_ptr<Kernel>> MakeSkipRmsNormalizationKernel(const KernelInfo& info);
+/// BatchNormalization (inference), InstanceNormalization, GroupNormalization (channel_norms.cc).
+absl::StatusOr<std::unique_ptr<Kernel>> MakeBatchNormalizationKernel(const KernelInfo& info);
+absl::StatusOr<std::unique_ptr<Kernel>> MakeInstanceNormalizationKernel(const KernelInfo& info);
+absl::StatusOr<std::unique_ptr<Kernel>> MakeGroupNormalizationKernel(const KernelInfo& info);
+/// LpNormalization (lp_normalization.cc).
+absl::StatusOr<std::unique_ptr<Kernel>> MakeLpNormalizationKernel(const KernelInfo& info);
 
 }  // namespace attune

@@ -14,6 +14,13 @@ void RegisterNormKernels(KernelRegistry& registry) {
   // The residual Add and the norm after it (engine/passes/op_fusion/skip_norm_rule.h).
   registry.Register("attune", "SkipLayerNormalization", 1, MakeSkipLayerNormalizationKernel);
   registry.Register("attune", "SkipRMSNormalization", 1, MakeSkipRmsNormalizationKernel);
+  // CNN norms. BatchNormalization-1 to -15 differ in attributes only
+  // (is_test, spatial, training_mode); training mode is refused.
+  registry.Register("", "BatchNormalization", 1, MakeBatchNormalizationKernel);
+  registry.Register("", "InstanceNormalization", 1, MakeInstanceNormalizationKernel);
+  // Scale and bias per group at opset 18, per channel from 21.
+  registry.Register("", "GroupNormalization", 18, MakeGroupNormalizationKernel);
+  registry.Register("", "LpNormalization", 1, MakeLpNormalizationKernel);
 }
 
 }  // namespace attune

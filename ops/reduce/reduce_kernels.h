@@ -19,5 +19,6 @@ ReduceKernelOr MakeSoftmaxKernel(const KernelInfo& info, bool log);
 /// ArgMax / ArgMin.
 ReduceKernelOr MakeArgReduceKernel(const KernelInfo& info, bool is_max);
 ReduceKernelOr MakeCumSumKernel(const KernelInfo& info);
+ReduceKernelOr MakeCumProdKernel(const KernelInfo& info);
 
 }  // namespace attune

@@ -31,6 +31,7 @@ void RegisterReduceKernels(KernelRegistry& registry) {
   registry.Register("", "ArgMax", 1, [](const KernelInfo& info) { return MakeArgReduceKernel(info, true); });
   registry.Register("", "ArgMin", 1, [](const KernelInfo& info) { return MakeArgReduceKernel(info, false); });
   registry.Register("", "CumSum", 11, MakeCumSumKernel);
+  registry.Register("", "CumProd", 26, MakeCumProdKernel);
 }
 
 }  // namespace attune

@@ -22,6 +22,10 @@ void RegisterShapeKernels(KernelRegistry& registry) {
   registry.Register("", "Expand", 8, MakeExpandKernel);
   registry.Register("", "Tile", 6, MakeTileKernel);
   registry.Register("", "Trilu", 14, MakeTriluKernel);
+  registry.Register("", "DepthToSpace", 1, MakeDepthToSpaceKernel);  // mode from 11
+  registry.Register("", "SpaceToDepth", 1, MakeSpaceToDepthKernel);
+  registry.Register("", "CenterCropPad", 18, MakeCenterCropPadKernel);
+  registry.Register("", "Pad", 1, MakePadKernel);  // pads an input from 11, axes from 18, wrap from 19
   registry.Register("", "Shape", 1, MakeShapeKernel);          // start/end from 15
   registry.Register("", "Size", 1, MakeSizeKernel);
   registry.Register("", "Constant", 1, MakeConstantKernel);

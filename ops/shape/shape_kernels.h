@@ -28,6 +28,12 @@ KernelOr MakeGatherElementsKernel(const KernelInfo& info);
 KernelOr MakeExpandKernel(const KernelInfo& info);
 KernelOr MakeTileKernel(const KernelInfo& info);
 KernelOr MakeTriluKernel(const KernelInfo& info);
+/// DepthToSpace (mode DCR or CRD) and SpaceToDepth (depth_space.cc).
+KernelOr MakeDepthToSpaceKernel(const KernelInfo& info);
+KernelOr MakeSpaceToDepthKernel(const KernelInfo& info);
+/// Pad: constant, reflect, edge, wrap (pad.cc).
+KernelOr MakePadKernel(const KernelInfo& info);
+KernelOr MakeCenterCropPadKernel(const KernelInfo& info);
 
 // Shapes and constants: shape_ops.cc, constant_ops.cc.
 KernelOr MakeShapeKernel(const KernelInfo& info);

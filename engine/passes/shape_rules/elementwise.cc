@@ -188,7 +188,7 @@ void AddElementwiseRules(RuleTable& table) {
   for (const char* op : {"Identity", "Neg", "Abs", "Exp", "Log", "Sqrt", "Reciprocal", "Tanh", "Sigmoid", "Relu",
                          "Erf", "Floor", "Ceil", "Round", "Sign", "Sin", "Cos", "Gelu", "Softplus", "Softsign",
                          "LeakyRelu", "Elu", "Selu", "Celu", "HardSigmoid", "HardSwish", "Mish", "ThresholdedRelu",
-                         "Swish", "Shrink", "Clip", "Softmax", "LogSoftmax", "Hardmax", "CumSum", "Trilu"})
+                         "Swish", "Shrink", "Clip", "Softmax", "LogSoftmax", "Hardmax", "CumSum", "CumProd", "Trilu"})
     table.Add(op, SameAsInput);
   table.Add("ElementwiseChain", [](ShapeContext& ctx) {  // the shape of its inputs of the output's shape
     const auto scalar = ctx.attrs().GetInts("scalar");

@@ -136,6 +136,10 @@ const RuleTable& Table() {
     AddConvRules(*t);
     AddQuantizeRules(*t);
     AddQuantizedRules(*t);
+    AddCnnRules(*t);
+    AddLossRules(*t);
+    AddSelectionRules(*t);
+    AddSignalRules(*t);
     return t;
   }();
   return *table;

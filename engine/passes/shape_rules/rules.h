@@ -35,6 +35,10 @@ void AddScatterRules(RuleTable& table);
 void AddConvRules(RuleTable& table);
 void AddQuantizeRules(RuleTable& table);
 void AddQuantizedRules(RuleTable& table);
+void AddCnnRules(RuleTable& table);
+void AddLossRules(RuleTable& table);
+void AddSelectionRules(RuleTable& table);
+void AddSignalRules(RuleTable& table);
 
 /// An axis in [-rank, rank) made non-negative; InvalidArgument otherwise.
 absl::StatusOr<int64_t> NormalizeAxis(int64_t axis, int64_t rank, const ShapeContext& ctx);

@@ -1,0 +1,26 @@
+// Kernel factories of the selection and indexing family (registered in register.cc).
+#pragma once
+
+#include <memory>
+#include <optional>
+
+#include "absl/status/statusor.h"
+#include "ops/kernel.h"
+
+namespace attune {
+
+using SelectKernelOr = absl::StatusOr<std::unique_ptr<Kernel>>;
+
+/// The node's optional int attribute `axis` (Compress, Unique): nullopt when absent.
+absl::StatusOr<std::optional<int64_t>> OptionalAxisAttribute(const KernelInfo& info);
+
+SelectKernelOr MakeHardmaxKernel(const KernelInfo& info);    // hardmax.cc
+SelectKernelOr MakeTopKKernel(const KernelInfo& info);       // top_k.cc
+SelectKernelOr MakeEyeLikeKernel(const KernelInfo& info);    // generators.cc
+SelectKernelOr MakeOneHotKernel(const KernelInfo& info);     // generators.cc
+SelectKernelOr MakeCompressKernel(const KernelInfo& info);   // compress.cc
+SelectKernelOr MakeNonZeroKernel(const KernelInfo& info);    // compress.cc
+SelectKernelOr MakeGatherNDKernel(const KernelInfo& info);   // gather_nd.cc
+SelectKernelOr MakeUniqueKernel(const KernelInfo& info);     // unique.cc
+
+}  // namespace attune

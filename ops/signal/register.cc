@@ -1,0 +1,14 @@
+#include "ops/registry.h"
+#include "ops/signal/kernels.h"
+
+namespace attune {
+
+void RegisterSignalKernels(KernelRegistry& registry) {
+  registry.Register("", "HannWindow", 17, [](const KernelInfo& i) { return MakeWindowKernel(i, WindowKind::kHann); });
+  registry.Register("", "HammingWindow", 17,
+                    [](const KernelInfo& i) { return MakeWindowKernel(i, WindowKind::kHamming); });
+  registry.Register("", "BlackmanWindow", 17,
+                    [](const KernelInfo& i) { return MakeWindowKernel(i, WindowKind::kBlackman); });
+}
+
+}  // namespace attune
