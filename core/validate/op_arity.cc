@@ -86,7 +86,7 @@ class ArityTable {
     // training outputs: four before 14, two from 14), depth and space.
     Add("MaxPool", {{1, 1, 1, 1, 1}, {8, 1, 1, 1, 2}});
     for (const char* op : {"AveragePool", "LpPool", "GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool",
-                           "LpNormalization", "DepthToSpace", "SpaceToDepth", "Hardmax", "EyeLike", "NonZero",
+                           "LpNormalization", "LRN", "DepthToSpace", "SpaceToDepth", "Hardmax", "EyeLike", "NonZero",
                            "HannWindow", "HammingWindow", "BlackmanWindow"})
       Add(op, {{1, 1, 1, 1, 1}});
     Add("ConvTranspose", {{1, 2, 3, 1, 1}});

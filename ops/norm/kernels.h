@@ -21,7 +21,8 @@ absl::StatusOr<std::unique_ptr<Kernel>> MakeSkipRmsNormalizationKernel(const Ker
 absl::StatusOr<std::unique_ptr<Kernel>> MakeBatchNormalizationKernel(const KernelInfo& info);
 absl::StatusOr<std::unique_ptr<Kernel>> MakeInstanceNormalizationKernel(const KernelInfo& info);
 absl::StatusOr<std::unique_ptr<Kernel>> MakeGroupNormalizationKernel(const KernelInfo& info);
-/// LpNormalization (lp_normalization.cc).
+/// LpNormalization and LRN (lp_normalization.cc).
 absl::StatusOr<std::unique_ptr<Kernel>> MakeLpNormalizationKernel(const KernelInfo& info);
+absl::StatusOr<std::unique_ptr<Kernel>> MakeLrnKernel(const KernelInfo& info);
 
 }  // namespace attune

@@ -1,6 +1,8 @@
 // LpNormalization: X divided by its L1 or L2 norm along one axis; a line
 // whose norm is 0 gives zeros (as ONNX's reference and ONNX Runtime do).
-// Norms are accumulated in double.
+// LRN: X divided by (bias + alpha / size * the sum of squares over `size`
+// neighbouring channels)^beta. Sums are accumulated in double.
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <string>
@@ -65,7 +67,62 @@ class LpNormalizationKernel final : public Kernel {
   int64_t axis_, p_;
 };
 
+class LrnKernel final : public Kernel {
+ public:
+  LrnKernel(std::string label, double alpha, double beta, double bias, int64_t size)
+      : label_(std::move(label)), alpha_(alpha), beta_(beta), bias_(bias), size_(size) {}
+
+  absl::Status Run(KernelContext& ctx) const override {
+    const Tensor* x = ctx.input(0);
+    if (x == nullptr) return absl::InvalidArgumentError(absl::StrCat(label_, ": needs input X"));
+    const std::vector<int64_t>& s = x->shape();
+    if (s.size() < 2)
+      return absl::InvalidArgumentError(absl::StrCat(label_, ": input X ", ShapeToString(s), " must be [N, C, ...]"));
+    const int64_t n = s[0], c = s[1];
+    const int64_t plane = n * c == 0 ? 0 : x->num_elements() / (n * c);
+    const int64_t before = (size_ - 1) / 2, after = size_ - 1 - before;
+    return VisitType(FloatTypes{}, x->type(), absl::StrCat(label_, ": input X"), [&](auto tag) -> absl::Status {
+      using T = typename decltype(tag)::type;
+      ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutputForOverwrite(0, x->type(), s));
+      const StorageOf<T>* in = x->data<StorageOf<T>>();
+      StorageOf<T>* out = y->data<StorageOf<T>>();
+      for (int64_t b = 0; b < n; ++b)
+        for (int64_t ch = 0; ch < c; ++ch)
+          for (int64_t i = 0; i < plane; ++i) {
+            double sum = 0;
+            for (int64_t k = std::max<int64_t>(0, ch - before); k <= std::min(c - 1, ch + after); ++k) {
+              const double v = static_cast<double>(Arith<T>::Load(in[(b * c + k) * plane + i]));
+              sum += v * v;
+            }
+            const int64_t at = (b * c + ch) * plane + i;
+            const double v = static_cast<double>(Arith<T>::Load(in[at]));
+            out[at] = Arith<T>::Store(static_cast<ComputeOf<T>>(
+                v / std::pow(bias_ + alpha_ / static_cast<double>(size_) * sum, beta_)));
+          }
+      return absl::OkStatus();
+    });
+  }
+
+ private:
+  std::string label_;
+  double alpha_, beta_, bias_;
+  int64_t size_;
+};
+
 }  // namespace
+
+absl::StatusOr<std::unique_ptr<Kernel>> MakeLrnKernel(const KernelInfo& info) {
+  std::string label = NodeLabel(info);
+  if (info.num_inputs() != 1 || !info.input_present[0] || info.num_outputs != 1)
+    return absl::InvalidArgumentError(absl::StrCat(label, ": takes one input and gives one output"));
+  ASSIGN_OR_RETURN(float alpha, info.attrs().GetFloat("alpha", 1e-4f));
+  ASSIGN_OR_RETURN(float beta, info.attrs().GetFloat("beta", 0.75f));
+  ASSIGN_OR_RETURN(float bias, info.attrs().GetFloat("bias", 1.0f));
+  ASSIGN_OR_RETURN(int64_t size, info.attrs().GetInt("size"));
+  if (size < 1)
+    return absl::InvalidArgumentError(absl::StrCat(label, ": attribute 'size' is ", size, "; it must be positive"));
+  return std::make_unique<LrnKernel>(std::move(label), alpha, beta, bias, size);
+}
 
 absl::StatusOr<std::unique_ptr<Kernel>> MakeLpNormalizationKernel(const KernelInfo& info) {
   std::string label = NodeLabel(info);

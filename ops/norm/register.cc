@@ -21,6 +21,7 @@ void RegisterNormKernels(KernelRegistry& registry) {
   // Scale and bias per group at opset 18, per channel from 21.
   registry.Register("", "GroupNormalization", 18, MakeGroupNormalizationKernel);
   registry.Register("", "LpNormalization", 1, MakeLpNormalizationKernel);
+  registry.Register("", "LRN", 1, MakeLrnKernel);
 }
 
 }  // namespace attune

@@ -1,8 +1,9 @@
 // The CNN norms against double-precision references written from ONNX's
 // definitions: BatchNormalization (inference; training mode refused),
 // InstanceNormalization, GroupNormalization (scale per group at opset 18,
-// per channel at 21), LpNormalization (p 1 and 2); DepthToSpace (DCR and
+// per channel at 21), LpNormalization (p 1 and 2), LRN; DepthToSpace (DCR and
 // CRD) against index arithmetic, and SpaceToDepth as its inverse.
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <string>
@@ -116,6 +117,27 @@ TEST(CnnNormTest, LpNormalization) {
       }
       ExpectNear(want, Run1("LpNormalization", 22, Attrs({{"axis", axis}, {"p", p}}), {F32(s, x)}));
     }
+}
+
+TEST(CnnNormTest, Lrn) {
+  const int64_t c = 5, plane = 3;
+  const std::vector<float> x = Random(2 * c * plane, 31);
+  const double alpha = 2e-3, beta = 0.6, bias = 1.5;
+  const int64_t size = 4;  // channels c - 1 .. c + 2
+  std::vector<double> want(x.size());
+  for (int64_t i = 0; i < static_cast<int64_t>(x.size()); ++i) {
+    const int64_t n = i / (c * plane), ch = (i / plane) % c, p = i % plane;
+    double sum = 0;
+    for (int64_t k = std::max<int64_t>(0, ch - 1); k <= std::min<int64_t>(c - 1, ch + 2); ++k) {
+      const double v = x[(n * c + k) * plane + p];
+      sum += v * v;
+    }
+    want[i] = x[i] / std::pow(bias + alpha / size * sum, beta);
+  }
+  ExpectNear(want, Run1("LRN", 13,
+                        Attrs({{"alpha", static_cast<float>(alpha)}, {"beta", static_cast<float>(beta)},
+                               {"bias", static_cast<float>(bias)}, {"size", size}}),
+                        {F32({2, c, plane}, x)}));
 }
 
 TEST(CnnNormTest, DepthToSpaceAndBack) {

@@ -212,7 +212,7 @@ void AddCnnRules(RuleTable& table) {
   for (const char* op : {"MaxPool", "AveragePool", "LpPool"}) table.Add(op, WindowPoolRule);
   for (const char* op : {"GlobalMaxPool", "GlobalAveragePool", "GlobalLpPool"}) table.Add(op, GlobalPoolRule);
   table.Add("ConvTranspose", ConvTransposeRule);
-  for (const char* op : {"BatchNormalization", "InstanceNormalization", "GroupNormalization", "LpNormalization"})
+  for (const char* op : {"BatchNormalization", "InstanceNormalization", "GroupNormalization", "LpNormalization", "LRN"})
     table.Add(op, SameShapeRule);
   table.Add("DepthToSpace", DepthSpaceRule);
   table.Add("SpaceToDepth", DepthSpaceRule);
