@@ -13,8 +13,9 @@
 #
 # The public API, include/attune/ ("attune/..."), may be included by every
 # folder: it is the vocabulary (Tensor, ElementType, Session) that core/
-# implements. It includes nothing of ours but itself, and examples/ (code as
-# an embedder writes it) include nothing of ours but it.
+# implements. It includes nothing of ours but itself, and examples/ and
+# server/ (code as an embedder writes it) include nothing of ours but it and
+# themselves.
 #
 # A folder may include itself and any folder of a lower number. Every
 # #include "..." of our own headers is checked; a violation names the file,
@@ -51,10 +52,11 @@ layer_of() {
     fuzz/*) echo "7 fuzz" ;;
     tests/*) echo "8 tests" ;;
     examples/*) echo "-1 examples" ;;
+    server/*) echo "-1 server" ;;
   esac
 }
 
-folders=(core ops importer engine tools bench fuzz tests include examples)
+folders=(core ops importer engine tools bench fuzz tests include examples server)
 present=()
 for f in "${folders[@]}"; do [ -d "$f" ] && present+=("$f"); done
 [ ${#present[@]} -gt 0 ] || { echo "check_layers: no source folders under $root" >&2; exit 2; }
