@@ -19,7 +19,7 @@ using nlohmann::json;
 
 std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
-absl::Status Bad(std::string_view message) { return absl::InvalidArgumentError(message); }
+absl::Status Bad(const std::string& message) { return absl::InvalidArgumentError(message); }
 
 // A field from `parameters` or, failing that, from the top level (Triton accepts both).
 const json* Field(const json& doc, const char* name) {

@@ -11,7 +11,7 @@ namespace {
 
 using nlohmann::json;
 
-absl::Status Bad(std::string_view message) { return absl::InvalidArgumentError(message); }
+absl::Status Bad(const std::string& message) { return absl::InvalidArgumentError(message); }
 
 const TensorInfo* FindInfo(const std::vector<TensorInfo>& infos, const std::string& name) {
   for (const TensorInfo& i : infos)
@@ -144,6 +144,8 @@ absl::StatusOr<InferRequest> ParseInferRequest(std::string_view body, std::optio
     auto shape = ParseShape(name, in["shape"]);
     if (!shape.ok()) return shape.status();
     if (absl::Status ok = CheckInputTensor(*info, *type, *shape); !ok.ok()) return ok;
+    if (auto bytes = CheckedTensorBytes(name, *type, *shape, limits.max_tensor_bytes); !bytes.ok())
+      return bytes.status();
     auto size = BinarySize(name, in);
     if (!size.ok()) return size.status();
     absl::StatusOr<Tensor> tensor;

@@ -181,14 +181,14 @@ absl::Status RunServer(const ServerOptions& options) {
     tag = RequestTagState{};
     return httplib::Server::HandlerResponse::Unhandled;
   });
-  http.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+  http.set_error_handler(httplib::Server::HandlerWithResponse([](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
     const std::string message = res.status == 404   ? absl::StrCat("no endpoint ", req.method, " ", req.path)
                                 : res.status == 413 ? "the request body exceeds the size limit"
                                                     : absl::StrCat("HTTP ", res.status);
     res.set_content(json{{"error", message}}.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
     return httplib::Server::HandlerResponse::Handled;
-  });
+  }));
   http.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
     SendError(res, absl::InternalError("internal error while handling the request"));
   });
