@@ -9,7 +9,7 @@
 #  3. continuous batching: aggregate tokens/s of 8 concurrent streams against one stream.
 #
 # usage: bench/serve_bench.sh [--encoder DIR_OR_ONNX] [--decoder DIR_OR_ONNX] [--seconds 10] [--new 64]
-#                             [--threads 1] [--max-concurrency 2] [--prompt-len 16]
+#                             [--threads 1] [--max-concurrency 2] [--prompt-len 16] [--seq 32 (encoder input length)]
 # Defaults: models/hf_distilbert and models/hf_gpt2_pos_decode (small test models). For the sizes the
 # README quotes, BERT-base and GPT-2-small with random weights:
 #   /usr/bin/python3 models/gen/bench_models.py --out /tmp/benchmodels --only hf_gpt2
@@ -17,7 +17,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 encoder=$root/models/hf_distilbert decoder=$root/models/hf_gpt2_pos_decode
-seconds=10 new=64 threads=1 concurrency=2 prompt_len=16
+seconds=10 new=64 threads=1 concurrency=2 prompt_len=16 seq=32
 while [ $# -gt 0 ]; do
   case "$1" in
     --encoder) encoder=$2; shift 2 ;;
@@ -27,6 +27,7 @@ while [ $# -gt 0 ]; do
     --threads) threads=$2; shift 2 ;;
     --max-concurrency) concurrency=$2; shift 2 ;;
     --prompt-len) prompt_len=$2; shift 2 ;;
+    --seq) seq=$2; shift 2 ;;
     *) sed -n '2,17p' "$0" >&2; exit 2 ;;
   esac
 done
@@ -41,10 +42,11 @@ trap 'kill -TERM $pid 2>/dev/null; wait $pid 2>/dev/null; rm -f "$log"' EXIT
 name() { local p=${1%/}; case "$p" in *.onnx) basename "$p" .onnx ;; *) basename "$p" ;; esac; }
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
 echo "server: --threads $threads --max-concurrency $concurrency; encoder $(name "$encoder"), decoder $(name "$decoder")"
-/usr/bin/python3 - "$port" "$(name "$encoder")" "$(name "$decoder")" "$seconds" "$new" "$prompt_len" <<'PY'
+/usr/bin/python3 - "$port" "$(name "$encoder")" "$(name "$decoder")" "$seconds" "$new" "$prompt_len" "$seq" <<'PY'
 import http.client, json, sys, threading, time
 import numpy as np
 port, encoder, decoder, seconds, new, prompt_len = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
+seq = int(sys.argv[7])
 
 def call(conn, method, path, body=None, headers=None):
     conn.request(method, path, body=body, headers=headers or {})
@@ -66,7 +68,7 @@ def infer_body():
     meta = json.loads(call(c, "GET", f"/v2/models/{encoder}")[2])
     arrays, inputs = [], []
     for i in meta["inputs"]:
-        shape = [1 if d < 0 and k == 0 else (128 if d < 0 else d) for k, d in enumerate(i["shape"])]
+        shape = [1 if d < 0 and k == 0 else (seq if d < 0 else d) for k, d in enumerate(i["shape"])]
         a = (np.ones if "mask" in i["name"] else np.zeros)(shape, dtype=np.int64 if i["datatype"] == "INT64" else np.float32)
         arrays.append(a)
         inputs.append({"name": i["name"], "datatype": i["datatype"], "shape": shape, "parameters": {"binary_data_size": a.nbytes}})
