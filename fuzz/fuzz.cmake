@@ -5,9 +5,12 @@
 # replay_main.cc into fuzz_replay_<target>, and ctest replays the committed
 # corpus and every saved crash through it (label fuzz), so the sanitizer build
 # in CI keeps the findings fixed without needing clang.
-set(ATTUNE_FUZZ_TARGETS model_import model_differential npy tensor_proto)
+set(ATTUNE_FUZZ_TARGETS model_import model_differential npy tensor_proto infer_request)
 
 foreach(target ${ATTUNE_FUZZ_TARGETS})
+  if(target STREQUAL "infer_request" AND NOT TARGET attune_server)
+    continue()  # server/ is built with the tools
+  endif()
   set(src ${PROJECT_SOURCE_DIR}/fuzz/${target}_fuzz.cc)
   if(target STREQUAL "model_differential")
     list(APPEND src ${PROJECT_SOURCE_DIR}/fuzz/graph_mutator.cc)
@@ -24,6 +27,9 @@ foreach(target ${ATTUNE_FUZZ_TARGETS})
     set_tests_properties(fuzz_replay.${target} PROPERTIES LABELS fuzz TIMEOUT 300)
   else()
     continue()
+  endif()
+  if(target STREQUAL "infer_request")
+    target_link_libraries(${exe} PRIVATE attune_server)  # the server's request parsers
   endif()
   target_link_libraries(${exe} PRIVATE attune_static)
   target_compile_definitions(${exe} PRIVATE ATTUNE_SOURCE_DIR="${PROJECT_SOURCE_DIR}")

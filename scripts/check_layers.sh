@@ -13,8 +13,9 @@
 #
 # The public API, include/attune/ ("attune/..."), may be included by every
 # folder: it is the vocabulary (Tensor, ElementType, Session) that core/
-# implements. It includes nothing of ours but itself, and examples/ (code as
-# an embedder writes it) include nothing of ours but it.
+# implements. It includes nothing of ours but itself, and examples/ and
+# server/ (code as an embedder writes it) include nothing of ours but it and
+# themselves.
 #
 # A folder may include itself and any folder of a lower number. Every
 # #include "..." of our own headers is checked; a violation names the file,
@@ -54,10 +55,11 @@ layer_of() {
     fuzz/*) layer_rank=7 layer_name=fuzz ;;
     tests/*) layer_rank=8 layer_name=tests ;;
     examples/*) layer_rank=-1 layer_name=examples ;;
+    server/*) layer_rank=-1 layer_name=server ;;
   esac
 }
 
-folders=(core ops importer engine tools bench fuzz tests include examples)
+folders=(core ops importer engine tools bench fuzz tests include examples server)
 present=()
 for f in "${folders[@]}"; do [ -d "$f" ] && present+=("$f"); done
 [ ${#present[@]} -gt 0 ] || { echo "check_layers: no source folders under $root" >&2; exit 2; }

@@ -14,6 +14,7 @@ constexpr char kUsage[] =
     "                      [--stop-after PASS] [options]\n"
     "       attune bench MODEL.onnx [--input NAME=FILE]... [--shape NAME=AxB]... [--dim SYMBOL=N]... [options]\n"
     "       attune generate MODEL.onnx [--decode-model DECODE.onnx] --prompt-ids ID,ID,... [options]\n"
+    "       attune serve MODEL_OR_DIR... [--host 127.0.0.1] [--port 8080] [options]\n"
     "\n"
     "Run 'attune COMMAND --help' for a command's options.\n";
 
@@ -33,6 +34,7 @@ int main(int argc, char** argv) {
   if (command == "inspect") return attune::cli::InspectCommand(argc, argv);
   if (command == "bench") return attune::cli::BenchCommand(argc, argv);
   if (command == "generate") return attune::cli::GenerateCommand(argc, argv);
+  if (command == "serve") return attune::cli::ServeCommand(argc, argv);
   std::fprintf(stderr, "%serror: unknown command '%s'\n", kUsage, command.c_str());
   return 2;
 }
