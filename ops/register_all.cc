@@ -12,6 +12,7 @@ void RegisterNormKernels(KernelRegistry& registry);
 void RegisterAttentionKernels(KernelRegistry& registry);
 void RegisterScatterKernels(KernelRegistry& registry);
 void RegisterConvKernels(KernelRegistry& registry);
+void RegisterContribKernels(KernelRegistry& registry);
 
 void RegisterAllKernels(KernelRegistry& registry) {
   RegisterElementwiseKernels(registry);
@@ -22,6 +23,7 @@ void RegisterAllKernels(KernelRegistry& registry) {
   RegisterAttentionKernels(registry);
   RegisterScatterKernels(registry);
   RegisterConvKernels(registry);
+  RegisterContribKernels(registry);
 }
 
 }  // namespace attune
