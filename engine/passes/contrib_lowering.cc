@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/common/status_macros.h"
 #include "engine/passes/contrib/lowerings.h"
+#include "engine/passes/contrib_lowering.h"
 #include "engine/passes/passes.h"
 
 namespace attune {

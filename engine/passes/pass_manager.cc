@@ -7,6 +7,7 @@
 #include "core/common/status_macros.h"
 #include "core/common/strings.h"
 #include "core/validate/validate_graph.h"
+#include "engine/passes/contrib_lowering.h"
 #include "engine/passes/passes.h"
 
 namespace attune {

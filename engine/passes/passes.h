@@ -8,9 +8,6 @@
 
 namespace attune {
 
-/// ONNX Runtime's vendor ops (com.microsoft norms, activations, FusedMatMul, attention)
-/// lowered onto standard ops and Attune's fused ops.
-std::unique_ptr<Pass> MakeContribLoweringPass();
 /// Evaluates nodes whose inputs are all constant (Constant nodes included).
 std::unique_ptr<Pass> MakeConstantFoldingPass();
 /// Propagates element types and symbolic shapes through the graph.

@@ -341,12 +341,12 @@ def bad_cases(root, rng):
         {"ids": np.zeros((2, 3), np.int32)},
         [init("word", np.ones((4, h), np.float32)), init("pos", np.ones((4, h), np.float32)),
          init("gamma", np.ones(h, np.float32)), init("beta", np.ones(h, np.float32))])
-    bad("rotary_heads_divide", "RotaryEmbedding 'rope': hidden size 8 is not a multiple of num_heads 3",
+    bad("rotary_heads_divide", "node 'rope' (RotaryEmbedding): RotaryEmbedding node 'rope': hidden size 8 is not a multiple of num_heads 3",
         [helper.make_node("RotaryEmbedding", ["x", "cos", "sin", "pos"], ["y"], name="rope", num_heads=3)],
         [vi("x", F, [2, 3, h]), vi("pos", TensorProto.INT64, [2, 3])], [vi("y", F, [2, 3, h])],
         {"x": x, "pos": np.zeros((2, 3), np.int64)},
         [init("cos", np.ones((4, 1), np.float32)), init("sin", np.ones((4, 1), np.float32))], opset=23)
-    bad("rotary_cache_short", "position 9 (position_ids) is outside cos_cache's 4 rows",
+    bad("rotary_cache_short", "position 7 (position_ids) is outside cos_cache's 4 rows",
         [helper.make_node("RotaryEmbedding", ["x", "pos", "cos", "sin"], ["y"], name="rope", domain=MS, num_heads=2)],
         [vi("x", F, [2, 3, h]), vi("pos", TensorProto.INT64, [2, 3])], [vi("y", F, [2, 3, h])],
         {"x": x, "pos": np.array([[0, 1, 2], [7, 8, 9]], np.int64)},

@@ -12,7 +12,8 @@
 //           [max, rotary/2], position_ids?, attention_bias?, head_sink?
 //   outputs output [B,S,H·D], present_key?, present_value? [B,Hkv,P+S,D]
 //   causal bottom-right (query s of sequence b sees keys up to past_b + s);
-//   local_window_size W > 0: W + 1 keys (itself and W before); softcap after
+//   local_window_size W > 0: W keys (itself and the W - 1 before it, as ONNX
+//   Runtime 1.30 computes it; older sources read W + 1); softcap after
 //   the scale; scale 0 means 1/sqrt(D).
 #include "absl/strings/str_cat.h"
 #include "core/common/status_macros.h"
@@ -135,14 +136,14 @@ absl::Status LowerGroupQueryAttention(Lowering& l, PassContext& context) {
   m.Set(mha::kCausal, int64_t{1});
   if (a.scale != 0.0f) m.Set(mha::kScale, a.scale);
   if (a.softcap > 0.0f) m.Set(mha::kSoftcap, a.softcap);
-  if (a.window > 0) m.Set(mha::kWindow, a.window + 1);
+  if (a.window > 0) m.Set(mha::kWindow, a.window);
   std::vector<Value*> in = {q, k, v, nullptr};
   if (l.input(kPastKey) != nullptr) in.push_back(l.input(kPastKey)), in.push_back(l.input(kPastValue));
   std::vector<Value*> outs = l.AddMulti(mha::kOpType, in, 3, std::move(m), l.input(kQuery)->type(), mha::kDomain);
   for (int i = 0; i < 3; ++i) l.Forward(i, outs[i]);
   return l.Finish(context, mha::kOpType,
                   absl::StrCat("num_heads=", a.heads, " kv_num_heads=", a.kv_heads, " causal",
-                               a.window > 0 ? absl::StrCat(" window=", a.window + 1) : "",
+                               a.window > 0 ? absl::StrCat(" window=", a.window) : "",
                                a.softcap > 0 ? absl::StrCat(" softcap=", a.softcap) : "",
                                a.do_rotary ? (a.interleaved ? " rotary=interleaved" : " rotary=halves") : "",
                                packed ? " packed_qkv" : ""));
