@@ -28,7 +28,7 @@ class GroupQueryPositionsKernel final : public Kernel {
     const Tensor* query = ctx.input(0);
     const Tensor* seqlens = ctx.input(1);
     const Tensor* total = ctx.input(2);
-    const Tensor* past = ctx.input(3);
+    const Tensor* past_shape = ctx.input(3);
     if (query == nullptr || seqlens == nullptr || total == nullptr)
       return Bad("needs query, seqlens_k and total_sequence_length");
     if (query->rank() != 3) return Bad("query must be 3-D [batch, sequence, hidden], got ", ShapeToString(query->shape()));
@@ -39,9 +39,9 @@ class GroupQueryPositionsKernel final : public Kernel {
     if (total->type() != ElementType::kInt32 || total->num_elements() != 1)
       return Bad("total_sequence_length must be one int32");
     const int64_t total_len = total->data<int32_t>()[0];
-    const int64_t past_len = past != nullptr && past->rank() == 4 ? past->shape()[2] : 0;
-    if (past != nullptr && past->rank() != 4)
-      return Bad("past_key must be 4-D [batch, kv_heads, past, head], got ", ShapeToString(past->shape()));
+    if (past_shape != nullptr && (past_shape->type() != ElementType::kInt64 || past_shape->num_elements() != 4))
+      return Bad("past_key must be 4-D [batch, kv_heads, past, head]");
+    const int64_t past_len = past_shape != nullptr ? past_shape->data<int64_t>()[2] : 0;
     const bool first_prompt = past_len == 0;
     if (first_prompt && total_len != seq)
       return Bad("total_sequence_length ", total_len, " must equal the sequence length ", seq, " without a past");

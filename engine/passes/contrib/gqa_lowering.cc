@@ -123,7 +123,8 @@ absl::Status LowerGroupQueryAttention(Lowering& l, PassContext& context) {
     q = qkv[0], k = qkv[1], v = qkv[2];
   }
   std::vector<Value*> guard_in = {q, l.input(kSeqlensK), l.input(kTotalLength)};
-  if (l.input(kPastKey) != nullptr) guard_in.push_back(l.input(kPastKey));
+  // Its shape only: a cache read by no other op is appended in place.
+  if (l.input(kPastKey) != nullptr) guard_in.push_back(l.Add("Shape", {l.input(kPastKey)}, {}, ElementType::kInt64));
   std::vector<Value*> guarded = l.AddMulti("GroupQueryPositions", guard_in, 2, {}, ElementType::kUndefined, "attune");
   q = guarded[0];
   if (a.do_rotary) {
