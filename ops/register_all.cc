@@ -19,6 +19,7 @@ void RegisterResizeKernels(KernelRegistry& registry);
 void RegisterLossKernels(KernelRegistry& registry);
 void RegisterSelectKernels(KernelRegistry& registry);
 void RegisterSignalKernels(KernelRegistry& registry);
+void RegisterContribKernels(KernelRegistry& registry);
 
 void RegisterAllKernels(KernelRegistry& registry) {
   RegisterElementwiseKernels(registry);
@@ -36,6 +37,7 @@ void RegisterAllKernels(KernelRegistry& registry) {
   RegisterLossKernels(registry);
   RegisterSelectKernels(registry);
   RegisterSignalKernels(registry);
+  RegisterContribKernels(registry);
 }
 
 }  // namespace attune

@@ -7,6 +7,7 @@
 #include "core/common/status_macros.h"
 #include "core/common/strings.h"
 #include "core/validate/validate_graph.h"
+#include "engine/passes/contrib_lowering.h"
 #include "engine/passes/passes.h"
 
 namespace attune {
@@ -17,6 +18,9 @@ namespace {
 // the query length in every unfused layer), so it may take as many rounds as
 // a deep model has layers.
 constexpr int kMaxFuseIterations = 256;
+// Each round lowers every vendor op whose inputs' ranks are known; a chain of
+// vendor ops each waiting on the one before needs a round per link.
+constexpr int kMaxVendorRounds = 64;
 
 }  // namespace
 
@@ -133,6 +137,13 @@ std::vector<std::unique_ptr<Pass>> SimplifyPasses() {
 
 std::unique_ptr<PassManager> DefaultPipeline(bool fuse) {
   auto manager = std::make_unique<PassManager>();
+  // Vendor ops first, with or without fusion: no kernel runs them as they
+  // come. Shape inference before each round gives the lowerings the ranks
+  // they read.
+  std::vector<std::unique_ptr<Pass>> vendor;
+  vendor.push_back(MakeShapeInferencePass());
+  vendor.push_back(MakeContribLoweringPass());
+  manager->AddStage("lower_vendor", std::move(vendor), kMaxVendorRounds);
   manager->AddStage("simplify", SimplifyPasses());
   if (fuse) {
     std::vector<std::unique_ptr<Pass>> fusions;

@@ -53,8 +53,24 @@ absl::Status MultiHeadAttentionRule(ShapeContext& ctx) {
   return absl::OkStatus();
 }
 
+// attune.GroupQueryPositions (query, seqlens_k, total_sequence_length, past_key?)
+// -> (query, positions int64 [batch, sequence]).
+absl::Status GroupQueryPositionsRule(ShapeContext& ctx) {
+  ctx.output(0).type = ctx.input(0).type;
+  ctx.output(0).shape = ctx.input(0).shape;
+  if (ctx.num_outputs() > 1) {
+    ctx.output(1).type = ElementType::kInt64;
+    const auto& q = ctx.input(0).shape;
+    if (q && q->size() == 3) ctx.output(1).shape = SymbolicShape{(*q)[0], (*q)[1]};
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
-void AddAttentionRules(RuleTable& table) { table.Add(mha::kOpType, MultiHeadAttentionRule, mha::kDomain); }
+void AddAttentionRules(RuleTable& table) {
+  table.Add(mha::kOpType, MultiHeadAttentionRule, mha::kDomain);
+  table.Add("GroupQueryPositions", GroupQueryPositionsRule, "attune");
+}
 
 }  // namespace attune::shape_rules

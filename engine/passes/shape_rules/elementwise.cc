@@ -190,6 +190,9 @@ void AddElementwiseRules(RuleTable& table) {
                          "LeakyRelu", "Elu", "Selu", "Celu", "HardSigmoid", "HardSwish", "Mish", "ThresholdedRelu",
                          "Swish", "Shrink", "Clip", "Softmax", "LogSoftmax", "Hardmax", "CumSum", "CumProd", "Trilu"})
     table.Add(op, SameAsInput);
+  // Rotary embeddings keep their input's shape and type (ONNX's and ONNX Runtime's).
+  table.Add("RotaryEmbedding", SameAsInput);
+  table.Add("RotaryEmbedding", SameAsInput, "com.microsoft");
   table.Add("ElementwiseChain", [](ShapeContext& ctx) {  // the shape of its inputs of the output's shape
     const auto scalar = ctx.attrs().GetInts("scalar");
     ctx.output(0).type = ElementType::kFloat32;
