@@ -10,10 +10,12 @@
 #include "absl/strings/str_cat.h"
 #include "attune/session.h"
 #include "engine/io/npy.h"
+#include "importer/onnx_importer.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tests/common/compare.h"
 #include "tests/common/paths.h"
+#include "tests/models/npy_folder.h"
 
 namespace attune {
 namespace {
@@ -30,20 +32,6 @@ std::vector<std::string> ModelDirs() {
   }
   std::sort(dirs.begin(), dirs.end());
   return dirs;
-}
-
-NamedTensors ReadFolder(const fs::path& dir) {
-  NamedTensors tensors;
-  std::vector<fs::path> files;
-  for (const auto& e : fs::directory_iterator(dir))
-    if (e.path().extension() == ".npy") files.push_back(e.path());
-  std::sort(files.begin(), files.end());
-  for (const fs::path& f : files) {
-    auto t = ReadNpyFile(f.string());
-    EXPECT_TRUE(t.ok()) << t.status();
-    if (t.ok()) tensors.emplace_back(f.stem().string(), *t);
-  }
-  return tensors;
 }
 
 class GoldenModelTest : public ::testing::TestWithParam<std::string> {};
@@ -87,8 +75,8 @@ nlohmann::json ReadSpec(const fs::path& dir) {
 TEST_P(GoldenModelTest, MatchesPyTorchFusedAndUnfused) {
   const fs::path dir = GetParam();
   const nlohmann::json spec = ReadSpec(dir);
-  const NamedTensors inputs = ReadFolder(dir / "inputs");
-  const NamedTensors expected = ReadFolder(dir / "outputs");
+  const NamedTensors inputs = testing::ReadNpyFolder(dir / "inputs");
+  const NamedTensors expected = testing::ReadNpyFolder(dir / "outputs");
   ASSERT_FALSE(expected.empty());
 
   NamedTensors results[2];
@@ -167,6 +155,25 @@ TEST_P(GoldenModelTest, FusesExactlyTheDeclaredAttentionBlocks) {
   if (spec.value("negative", false)) {
     EXPECT_EQ(structural, 0) << "a trap was fused with a causal or window part";
     EXPECT_FALSE(report.rejected.empty()) << "a negative model must leave a rejection reason";
+  }
+}
+
+// No silent misses: every Softmax of the model is in the fusion report, either
+// replaced by a fused op or at a rejected candidate with its reason.
+TEST_P(GoldenModelTest, EverySoftmaxIsFusedOrRejectedWithAReason) {
+  const fs::path dir = GetParam();
+  auto graph = ImportModelFromFile((dir / "model.onnx").string());
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  auto session = Session::Create((dir / "model.onnx").string());
+  ASSERT_TRUE(session.ok()) << session.status();
+  const FusionReport& report = (*session)->fusion_report();
+  for (const Node* n : (*graph)->nodes()) {
+    if (n->op_type() != "Softmax") continue;
+    bool fused = false, rejected = false;
+    for (const FusionRecord& f : report.fusions)
+      if (!f.undone) fused |= std::find(f.replaced.begin(), f.replaced.end(), n->name()) != f.replaced.end();
+    for (const RejectedCandidate& r : report.rejected) rejected |= r.at == n->name() && !r.reason.empty();
+    EXPECT_TRUE(fused || rejected) << "Softmax '" << n->name() << "' is neither fused nor rejected";
   }
 }
 
