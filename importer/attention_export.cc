@@ -34,32 +34,57 @@ bool IsAttentionFloat(ElementType t) {
 
 std::string DimText(const Dim& d) { return d.ToString(); }
 
+// What ONNX Attention does differently from this op where the scores are not
+// finite, for a node without a mask or key padding input (no row of it has
+// every key hidden): "" when nothing, else the sentence the export note gives.
+// ONNX Attention adds its causal mask, so a NaN or +inf score at a key a row
+// does not see still makes that row NaN, and a row whose every visible score
+// is -inf is NaN; this op may replace hidden scores (hidden_nonfinite) or give
+// such a row the mean of V (masked_rows "uniform"). Finite scores agree.
+std::string NonFiniteDifference(const Attributes& a) {
+  std::vector<std::string> parts;
+  const bool causal = a.GetInt(mha::kCausal, 0).value_or(0) != 0;
+  const std::vector<int64_t> kept = a.GetInts(mha::kHiddenNonFinite, {1, 1}).value_or(std::vector<int64_t>{1, 1});
+  if (causal && !kept.empty() && kept[0] == 0)
+    parts.push_back("a NaN or infinite score at a key hidden from a row makes that row NaN (the fused op and "
+                    "the replaced Where keep it out)");
+  if (a.GetString(mha::kMaskedRows, "").value_or("") == mha::ToString(mha::MaskedRows::kUniform))
+    parts.push_back("a row whose every visible score is -inf is NaN (the replaced subgraph gives the mean of V)");
+  if (parts.empty()) return "";
+  std::string text = "ONNX Attention adds its causal mask: ";
+  for (size_t i = 0; i < parts.size(); ++i) absl::StrAppend(&text, i ? "; " : "", parts[i]);
+  return absl::StrCat(text, ". Outputs agree wherever the scores are finite");
+}
+
 // ONNX Attention equivalent to `node`, or the reason there is none. The two
 // ops run the same kernel; they differ only where checked here: ONNX has no
 // window, aligns the causal diagonal top-left (offset = past length) where
 // MultiHeadAttention aligns it bottom-right, and pads a mask whose key axis is
-// short with -inf where MultiHeadAttention broadcasts a key axis of 1.
-std::variant<Replacement, std::string> ToOnnxAttention(const Node& node) {
+// short with -inf where MultiHeadAttention broadcasts a key axis of 1. Without
+// a mask or key padding input no row has every key hidden, so masked_rows and
+// hidden_nonfinite only speak of non-finite scores: such a node is written as
+// ONNX Attention and `differs` says what happens there.
+std::variant<Replacement, std::string> ToOnnxAttention(const Node& node, std::string* differs) {
   const Attributes& a = node.attributes();
   // The attributes ONNX Attention has an equivalent for (masked_rows, hidden_fills
   // and key_padding come with a key padding input or a policy it lacks).
   static constexpr std::string_view kTranslated[] = {mha::kNumHeads, mha::kKvNumHeads, mha::kScale,
                                                      mha::kCausal,   mha::kWindow,      mha::kSoftcap};
+  const bool no_mask_input = node.input(mha::kInputMask) == nullptr && node.input(mha::kInputKeyPadding) == nullptr;
+  const std::string rows = a.GetString(mha::kMaskedRows, "").value_or("");
+  const bool rows_of_nonfinite_scores =
+      no_mask_input && (rows == mha::ToString(mha::MaskedRows::kNaN) || rows == mha::ToString(mha::MaskedRows::kUniform));
   for (const auto& [name, value] : a.all()) {
     if (name == mha::kHiddenNonFinite) continue;  // below, after the window
-    // Without a mask input no row sees only hidden keys, and a row whose
-    // every score is -inf is NaN in both ops.
-    if (name == mha::kMaskedRows && a.GetString(mha::kMaskedRows, "").value_or("") == "nan" &&
-        node.input(mha::kInputMask) == nullptr && node.input(mha::kInputKeyPadding) == nullptr)
-      continue;
+    if (name == mha::kMaskedRows && rows_of_nonfinite_scores) continue;
     if (std::find(std::begin(kTranslated), std::end(kTranslated), name) == std::end(kTranslated))
       return absl::StrCat("attribute ", QuoteName(name), " has no ONNX Attention equivalent");
   }
   const int64_t window = a.GetInt(mha::kWindow, 0).value_or(0);
   if (window > 0) return absl::StrCat("a sliding window of ", window, " keys: ONNX Attention has no window");
-  if (a.Has(mha::kHiddenNonFinite))
+  if (a.Has(mha::kHiddenNonFinite) && !no_mask_input)
     return "the mask replaces the scores of hidden keys (Where); ONNX Attention adds its masks, so a NaN or "
-           "infinite key would also reach the rows that do not see it";
+           "infinite key would also reach the rows that do not see it, and a row with every key hidden differs";
   const int64_t heads = a.GetInt(mha::kNumHeads, 0).value_or(0);
   const int64_t kv_heads = a.GetInt(mha::kKvNumHeads, heads).value_or(heads);
   const bool causal = a.GetInt(mha::kCausal, 0).value_or(0) != 0;
@@ -119,6 +144,7 @@ std::variant<Replacement, std::string> ToOnnxAttention(const Node& node) {
   if (causal) r.attributes.Set("is_causal", int64_t{1});
   const float softcap = a.GetFloat(mha::kSoftcap, 0.0f).value_or(0.0f);
   if (softcap > 0.0f) r.attributes.Set("softcap", softcap);
+  *differs = NonFiniteDifference(a);
   return r;
 }
 
@@ -212,13 +238,14 @@ absl::StatusOr<std::unique_ptr<Graph>> RewriteAttentionForOnnx(const Graph& grap
   absl::flat_hash_map<const Node*, Replacement> replace;
   for (const Node* n : order) {
     if (!mha::IsMultiHeadAttention(*n)) continue;
-    auto r = ToOnnxAttention(*n);
+    std::string differs;
+    auto r = ToOnnxAttention(*n, &differs);
     if (auto* why = std::get_if<std::string>(&r)) {
-      s.notes.push_back({n->name(), false, *why});
+      s.notes.push_back({n->name(), false, *why, ""});
       continue;
     }
     replace.emplace(n, std::get<Replacement>(std::move(r)));
-    s.notes.push_back({n->name(), true, ""});
+    s.notes.push_back({n->name(), true, "", differs});
   }
   const int target = std::max(s.default_opset_before, kAttentionOpset);
   if (!replace.empty() && target != s.default_opset_before) {

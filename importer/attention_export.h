@@ -17,6 +17,9 @@ struct AttentionExportNote {
   std::string node;
   bool as_onnx_attention = false;
   std::string reason;  // why it stayed attune.MultiHeadAttention
+  /// Written as ONNX Attention: what that op does differently where the
+  /// scores are not finite ("" when nothing); finite scores agree.
+  std::string nonfinite_difference;
 };
 
 struct AttentionExportSummary {

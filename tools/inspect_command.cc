@@ -50,11 +50,16 @@ absl::Status WriteText(const std::string& path, const std::string& text) {
 
 nlohmann::json ExportSummaryToJson(const std::string& path, const AttentionExportSummary& s) {
   nlohmann::json kept = nlohmann::json::array();
-  for (const AttentionExportNote& note : s.notes)
+  nlohmann::json differs = nlohmann::json::array();
+  for (const AttentionExportNote& note : s.notes) {
     if (!note.as_onnx_attention) kept.push_back({{"node", note.node}, {"reason", note.reason}});
+    if (!note.nonfinite_difference.empty())
+      differs.push_back({{"node", note.node}, {"difference", note.nonfinite_difference}});
+  }
   return {{"path", path},
           {"attention_ops", s.attention_ops},
           {"kept_as_multi_head_attention", kept},
+          {"nonfinite_differences", differs},
           {"default_opset_before", s.default_opset_before},
           {"default_opset", s.default_opset_after}};
 }

@@ -186,6 +186,9 @@ std::string RenderTextReport(const nlohmann::json& r, bool colour) {
     for (const auto& kept : saved["kept_as_multi_head_attention"])
       absl::StrAppendFormat(&out, "  %-12s %s: %s\n", "kept", kept["node"].get<std::string>(),
                             kept["reason"].get<std::string>());
+    for (const auto& d : saved.value("nonfinite_differences", nlohmann::json::array()))
+      absl::StrAppendFormat(&out, "  %-12s %s: %s\n", "non-finite", d["node"].get<std::string>(),
+                            d["difference"].get<std::string>());
   }
   return out;
 }

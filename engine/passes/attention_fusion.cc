@@ -23,6 +23,9 @@ namespace attune {
 namespace {
 
 using attention::AttentionRewrite;
+
+// The report's pattern name for a Softmax that no attention candidate anchors.
+constexpr char kUnanchoredPattern[] = "attention";
 using attention::AttentionVariant;
 
 struct Candidate {
@@ -57,39 +60,69 @@ class AttentionFusionPass final : public Pass {
   }
 
  private:
-  // A Softmax whose probabilities reach a MatMul through view ops, and that no
-  // candidate anchors, is attention in a layout the patterns do not read (for
-  // example GPTBigCode's heads folded into the query axis). Such a miss is
-  // reported with the path, so that it is not silent.
+  // Every Softmax that no candidate anchors is reported with why it is not
+  // attention the patterns read, so that no miss is silent: probabilities
+  // that reach a MatMul only through views the patterns do not read (for
+  // example GPTBigCode's heads folded into the query axis), probabilities the
+  // model also returns or reads elsewhere (attention weights), or a Softmax
+  // whose probabilities are not multiplied by values at all.
   static void ReportUnreadLayouts(const Graph& graph, const std::vector<Candidate>& candidates, FusionReport* report) {
     if (report == nullptr) return;
     std::set<std::string> anchored;
     for (const Candidate& c : candidates) anchored.insert(c.softmax);
-    static const std::set<std::string> kViews = {"Reshape", "Transpose", "Cast",    "Squeeze",
-                                                 "Unsqueeze", "Identity", "Dropout", "Flatten"};
     for (const Node* n : graph.nodes()) {
       if (n->op_type() != "Softmax" || !n->domain().empty() || n->output(0) == nullptr) continue;
       if (anchored.count(n->name()) > 0) continue;
-      // Follows single-use view chains from the probabilities to a MatMul.
-      const Value* v = n->output(0);
-      std::vector<std::string> path;
-      const Node* matmul = nullptr;
-      for (int depth = 0; depth < 6 && v != nullptr && v->uses().size() == 1 && !v->is_graph_output(); ++depth) {
-        const Node* user = v->uses()[0].node;
-        if (user->op_type() == "MatMul" && user->domain().empty() && v->uses()[0].index == 0) {
-          matmul = user;
-          break;
-        }
-        if (!user->domain().empty() || kViews.count(user->op_type()) == 0 || user->num_outputs() < 1) break;
-        path.push_back(absl::StrCat(user->op_type(), " '", user->name(), "'"));
-        v = user->output(0);
-      }
-      if (matmul == nullptr) continue;
-      AddRejection(report, {n->name(), "attention",
-                            absl::StrCat("the probabilities reach MatMul '", matmul->name(), "' through ",
-                                         path.empty() ? std::string("nothing") : absl::StrJoin(path, ", "),
-                                         ", a layout of the scores or of P·V the attention patterns do not read")});
+      // One line per Softmax: the reason of this round replaces an earlier round's.
+      auto& rejected = report->rejected;
+      rejected.erase(std::remove_if(rejected.begin(), rejected.end(),
+                                    [&](const RejectedCandidate& r) {
+                                      return r.at == n->name() && r.pattern == kUnanchoredPattern;
+                                    }),
+                     rejected.end());
+      AddRejection(report, {n->name(), kUnanchoredPattern, UnanchoredSoftmaxReason(*n)});
     }
+  }
+
+  // Why the probabilities of `softmax` are not a candidate: the first thing
+  // on their single-use view path to a MatMul that stops the walk.
+  static std::string UnanchoredSoftmaxReason(const Node& softmax) {
+    static const std::set<std::string> kViews = {"Reshape", "Transpose", "Cast",    "Squeeze",
+                                                 "Unsqueeze", "Identity", "Dropout", "Flatten"};
+    const Value* v = softmax.output(0);
+    std::vector<std::string> path;
+    auto through = [&] {
+      return path.empty() ? std::string() : absl::StrCat(" (through ", absl::StrJoin(path, ", "), ")");
+    };
+    for (int depth = 0; depth < 6; ++depth) {
+      if (v->is_graph_output())
+        return absl::StrCat("the probabilities", through(), " are the graph output '", v->name(),
+                            "': the fused op does not return them");
+      if (v->uses().empty()) return absl::StrCat("the probabilities", through(), " are not read");
+      if (v->uses().size() > 1) {
+        std::vector<std::string> users;
+        for (const Use& use : v->uses()) users.push_back(absl::StrCat(use.node->op_type(), " '", use.node->name(), "'"));
+        return absl::StrCat("the probabilities", through(), " are read by ", v->uses().size(), " nodes (",
+                            absl::StrJoin(users, ", "),
+                            "): the fused op gives only the attention output, not the weights");
+      }
+      const Node* user = v->uses()[0].node;
+      const std::string at = absl::StrCat(user->op_type(), " '", user->name(), "'");
+      if (user->op_type() == "MatMul" && user->domain().empty()) {
+        if (v->uses()[0].index != 0)
+          return absl::StrCat("the probabilities", through(), " are the second operand of ", at,
+                              ", not the weights of P·V");
+        return absl::StrCat("the probabilities reach ", at, through().empty() ? " directly" : through(),
+                            ", a layout of the scores or of P·V the attention patterns do not read");
+      }
+      if (!user->domain().empty() || kViews.count(user->op_type()) == 0 || user->num_outputs() < 1 ||
+          user->output(0) == nullptr)
+        return absl::StrCat("not attention: the probabilities", through(), " go to ", at,
+                            ", not to a MatMul with values");
+      path.push_back(at);
+      v = user->output(0);
+    }
+    return absl::StrCat("the probabilities", through(), " reach no MatMul within 6 view steps");
   }
 
   static absl::StatusOr<std::vector<Candidate>> FindCandidates(const Graph& graph) {

@@ -26,6 +26,7 @@ import catalog_negative  # noqa: E402
 import catalog_ort  # noqa: E402
 import catalog_precision  # noqa: E402
 import catalog_sdpa  # noqa: E402
+import catalog_torch_modules  # noqa: E402
 import catalog_window  # noqa: E402
 from export import torch_export, torch_outputs, write_folder  # noqa: E402
 from spec import GraphSpec  # noqa: E402
@@ -33,7 +34,8 @@ from spec import GraphSpec  # noqa: E402
 ALL = (catalog_attention.SPECS + catalog_gpt.SPECS + catalog_hf.SPECS + catalog_negative.SPECS
        + [catalog_external.SPEC] + catalog_forms.SPECS + catalog_window.SPECS + catalog_ort.SPECS
        + catalog_sdpa.SPECS + catalog_merged.SPECS + catalog_precision.SPECS
-       + catalog_bias.SPECS + catalog_masking.SPECS + catalog_libraries.SPECS)
+       + catalog_bias.SPECS + catalog_masking.SPECS + catalog_libraries.SPECS
+       + catalog_torch_modules.SPECS)
 
 
 def generate_graph(spec, models_dir):

@@ -128,6 +128,39 @@ TEST(AttentionExport, MaskMustCoverEveryKey) {
   EXPECT_EQ(s.attention_ops, 0);
 }
 
+TEST(AttentionExport, CausalWithoutMaskInputsIsWrittenWhateverItsNonFinitePolicy) {
+  // A causal block has no row without a visible key: masked_rows and
+  // hidden_nonfinite only say what non-finite scores give, which the note states.
+  const SymbolicShape qk = S({Sym("batch"), Sym("seq"), N(64)});
+  Attributes where = Causal();
+  where.Set(mha::kHiddenNonFinite, std::vector<int64_t>{0, 0});
+  where.Set(mha::kMaskedRows, std::string("uniform"));
+  Built b = MhaGraph(17, where, qk, qk);
+  AttentionExportSummary s;
+  auto out = RewriteAttentionForOnnx(*b.graph, &s);
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(s.attention_ops, 1);
+  ASSERT_EQ(s.notes.size(), 1u);
+  EXPECT_NE(s.notes[0].nonfinite_difference.find("NaN or infinite score at a key hidden"), std::string::npos)
+      << s.notes[0].nonfinite_difference;
+  EXPECT_NE(s.notes[0].nonfinite_difference.find("mean of V"), std::string::npos);
+  EXPECT_FALSE(Only(**out)->attributes().Has(mha::kMaskedRows));
+  // An additive causal mask (masked_rows nan, hidden scores kept) is ONNX Attention exactly.
+  Attributes added = Causal();
+  added.Set(mha::kMaskedRows, std::string("nan"));
+  Built c = MhaGraph(17, added, qk, qk);
+  ASSERT_TRUE(RewriteAttentionForOnnx(*c.graph, &s).ok());
+  EXPECT_EQ(s.attention_ops, 1);
+  EXPECT_EQ(s.notes[0].nonfinite_difference, "");
+  // With a mask input a row can have every key hidden: the policies differ on finite scores.
+  Attributes masked = where;
+  masked.Erase(mha::kCausal);
+  Built d = MhaGraph(17, masked, qk, qk, S({Sym("batch"), N(1), Sym("seq"), Sym("seq")}));
+  ASSERT_TRUE(RewriteAttentionForOnnx(*d.graph, &s).ok());
+  EXPECT_EQ(s.attention_ops, 0);
+  EXPECT_NE(s.notes[0].reason.find("masked_rows"), std::string::npos) << s.notes[0].reason;
+}
+
 TEST(AttentionExport, OpThatChangedMeaningBlocksTheOpsetRaise) {
   Built b = MhaGraph(13, Causal(), S({N(1), Sym("seq"), N(64)}), S({N(1), Sym("seq"), N(64)}));
   Graph& g = *b.graph;

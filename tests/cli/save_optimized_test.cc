@@ -146,11 +146,22 @@ TEST(SaveOptimized, WindowStaysMultiHeadAttentionWithAReason) {
   EXPECT_EQ(IntAttr(*mha, "window", 0), 8);
 }
 
-TEST(SaveOptimized, AWhereMaskStaysMultiHeadAttentionWithAReason) {
-  // masked_fill(-inf) replaces hidden scores; ONNX Attention would add -inf
-  // to them, and a NaN key would then reach the rows that do not see it.
+TEST(SaveOptimized, AWhereCausalMaskBecomesOnnxAttentionWithItsNonFiniteDifference) {
+  // masked_fill(-inf) replaces hidden scores; ONNX Attention adds -inf to
+  // them. No row has every key hidden, so the two differ only where a score
+  // is NaN or infinite, which the saved model's summary says.
   TempDir dir;
-  ExpectKeptWithReason("mha_causal", "replaces the scores", dir);
+  const CliResult r =
+      RunCli({"inspect", Model("mha_causal").model(), "--format", "json", "--save-optimized", dir / "o.onnx"});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  const json saved = json::parse(r.out)["saved_model"];
+  EXPECT_EQ(saved["attention_ops"], 1);
+  EXPECT_TRUE(saved["kept_as_multi_head_attention"].empty());
+  ASSERT_EQ(saved["nonfinite_differences"].size(), 1u);
+  EXPECT_NE(saved["nonfinite_differences"][0]["difference"].get<std::string>().find("finite"), std::string::npos);
+  const SavedModel s = LoadSaved(dir / "o.onnx");
+  EXPECT_EQ(s.Count("attune.MultiHeadAttention"), 0);
+  EXPECT_FALSE(s.imports_attune);
 }
 
 TEST(SaveOptimized, UnwritableTargetIsAnError) {

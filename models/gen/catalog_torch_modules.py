@@ -1,0 +1,77 @@
+"""PyTorch's own nn.MultiheadAttention and nn.TransformerEncoderLayer (torch_modules.py)."""
+import numpy as np
+
+import torch_modules
+from spec import SEQ, ModelSpec, block
+
+D_MODEL, HEADS = 64, 4
+HEAD_DIM = D_MODEL // HEADS
+T = 13
+SEQ_FIRST = {0: "seq", 1: "batch"}
+# The modules merge their heads into the batch, (B·H, T, D): the fused op reads B·H "batches" of one head.
+MERGED = {"module_heads": HEADS}
+
+
+def batch_first_x(module, rng):
+    return {"x": rng.standard_normal((2, T, D_MODEL)).astype(np.float32)}
+
+
+def seq_first_x(module, rng):
+    return {"x": rng.standard_normal((T, 2, D_MODEL)).astype(np.float32)}
+
+
+def with_padding(make_x):
+    """key_padding_mask (True pads): row 0 right-padded by 3, row 1 by 5 (a causal row whose every key
+    is padded, as left padding gives, is NaN in PyTorch)."""
+    def make(module, rng):
+        inputs = make_x(module, rng)
+        pad = np.zeros((2, T), dtype=bool)
+        pad[0, -3:] = True
+        pad[1, -5:] = True
+        inputs["key_padding_mask"] = pad
+        return inputs
+    return make
+
+
+MHA = f"nn.MultiheadAttention(d_model {D_MODEL}, {HEADS} heads) self-attention"
+CAUSAL = "attn_mask from nn.Transformer.generate_square_subsequent_mask"
+SPECS = [
+    ModelSpec(name="torch_mha_causal", description=f"{MHA}, batch_first, {CAUSAL} (float), need_weights=False.",
+              build=lambda: torch_modules.TorchMha(D_MODEL, HEADS, batch_first=True), make_inputs=batch_first_x,
+              input_names=["x"], output_names=["y"], dynamic_axes={"x": SEQ, "y": SEQ},
+              attention_blocks=[block("causal", 1, HEAD_DIM)], expected_fusions=1, seed=141, extra=MERGED),
+    ModelSpec(name="torch_mha_causal_seq_first_op13",
+              description=f"{MHA}, sequence-first (T, B, C), bool attn_mask sliced from a triu(ones, 1) buffer of 64 "
+              "positions, need_weights=False; opset 13, static shapes.",
+              build=lambda: torch_modules.TorchMha(D_MODEL, HEADS, batch_first=False, bool_mask=True),
+              make_inputs=seq_first_x, input_names=["x"], output_names=["y"], dynamic_axes={},
+              attention_blocks=[block("causal", 1, HEAD_DIM)], expected_fusions=1, seed=142, opset=13,
+              extra=MERGED),
+    ModelSpec(name="torch_mha_causal_padding",
+              description=f"{MHA}, batch_first, {CAUSAL} and a key_padding_mask input (bool, True pads), "
+              "need_weights=False; opset 14. Sample: rows right-padded by 3 and 5. The padding "
+              "is merged into the batch with the heads, (B·H, 1, S): fused with the (B·H, T, S) mask as an "
+              "explicit input.",
+              build=lambda: torch_modules.TorchMha(D_MODEL, HEADS, batch_first=True, padding=True),
+              make_inputs=with_padding(batch_first_x), input_names=["x", "key_padding_mask"], output_names=["y"],
+              dynamic_axes={"x": SEQ, "key_padding_mask": SEQ, "y": SEQ},
+              attention_blocks=[block("explicit", 1, HEAD_DIM)], expected_fusions=1, seed=143, opset=14,
+              extra=MERGED),
+    ModelSpec(name="torch_mha_weights",
+              description=f"{MHA}, sequence-first, the bool attn_mask buffer, key_padding_mask, need_weights=True (the "
+              "weights averaged over the heads are a second output): the probabilities are read twice, so the "
+              "block stays unfused and the report says why.",
+              build=lambda: torch_modules.TorchMha(D_MODEL, HEADS, batch_first=False, bool_mask=True, padding=True,
+                                                   need_weights=True),
+              make_inputs=with_padding(seq_first_x), input_names=["x", "key_padding_mask"],
+              output_names=["y", "weights"],
+              dynamic_axes={"x": SEQ_FIRST, "key_padding_mask": SEQ, "y": SEQ_FIRST,
+                            "weights": {0: "batch", 1: "seq", 2: "seq"}},
+              attention_blocks=[block("causal+padding", HEADS, HEAD_DIM)], expected_fusions=0, seed=144),
+    ModelSpec(name="torch_encoder_layer_causal",
+              description=f"nn.TransformerEncoderLayer(d_model {D_MODEL}, {HEADS} heads, feed-forward "
+              f"{2 * D_MODEL}, batch_first) with src_mask from generate_square_subsequent_mask.",
+              build=lambda: torch_modules.TorchEncoderLayer(D_MODEL, HEADS), make_inputs=batch_first_x,
+              input_names=["x"], output_names=["y"], dynamic_axes={"x": SEQ, "y": SEQ},
+              attention_blocks=[block("causal", 1, HEAD_DIM)], expected_fusions=1, seed=145, extra=MERGED),
+]

@@ -1,0 +1,42 @@
+"""PyTorch's own attention modules as users write them: nn.MultiheadAttention and nn.TransformerEncoderLayer.
+
+They merge the heads into the batch, (B·H, T, D), and reshape their masks to (B·H, T, S)."""
+import torch
+from torch import nn
+
+
+def causal_float_mask(t):
+    """nn.Transformer.generate_square_subsequent_mask: 0 on and below the diagonal, -inf above."""
+    return nn.Transformer.generate_square_subsequent_mask(t)
+
+
+class TorchMha(nn.Module):
+    """nn.MultiheadAttention self-attention of x with the causal mask of generate_square_subsequent_mask
+    (or its bool form sliced from a buffer of `context` positions, True hides), an optional
+    key_padding_mask input (True pads) and optionally the averaged weights."""
+
+    def __init__(self, d_model, heads, batch_first, bool_mask=False, padding=False, need_weights=False, context=64):
+        super().__init__()
+        self.attn = nn.MultiheadAttention(d_model, heads, batch_first=batch_first)
+        self.register_buffer("hidden", torch.triu(torch.ones(context, context, dtype=torch.bool), diagonal=1))
+        self.batch_first, self.bool_mask, self.padding, self.need_weights = batch_first, bool_mask, padding, need_weights
+
+    def forward(self, x, key_padding_mask=None):
+        t = x.shape[1] if self.batch_first else x.shape[0]
+        mask = causal_float_mask(t)
+        if self.bool_mask:
+            mask = self.hidden[:t, :t]
+        y, w = self.attn(x, x, x, attn_mask=mask, key_padding_mask=key_padding_mask if self.padding else None,
+                         need_weights=self.need_weights)
+        return (y, w) if self.need_weights else y
+
+
+class TorchEncoderLayer(nn.Module):
+    """nn.TransformerEncoderLayer (batch_first) with the causal src_mask; dropout off in eval."""
+
+    def __init__(self, d_model, heads):
+        super().__init__()
+        self.layer = nn.TransformerEncoderLayer(d_model, heads, dim_feedforward=2 * d_model, batch_first=True)
+
+    def forward(self, x):
+        return self.layer(x, src_mask=causal_float_mask(x.shape[1]))
