@@ -2,7 +2,7 @@
 # Checks that no folder includes a folder above it (docs/ARCHITECTURE.md):
 #
 #   core/                        0  IR, status macros, strings, log, buffer pool
-#   ops/  importer/              1  kernels; ONNX import/export (peers: neither includes the other)
+#   ops/  importer/  tokenizer/  1  kernels; ONNX import/export; text <-> token ids (peers)
 #   engine/pattern/  engine/io/  2  the matcher; .npy files
 #   engine/rewrite/              3  rewrite plan, verify mode, subgraph cuts, dim binding
 #   engine/passes/               4  the passes (run subgraphs through PassContext's evaluator)
@@ -40,6 +40,7 @@ layer_of() {
     core/*) echo "0 core" ;;
     ops/*) echo "1 ops" ;;
     importer/*) echo "1 importer" ;;
+    tokenizer/*) echo "1 tokenizer" ;;
     engine/pattern/*) echo "2 engine/pattern" ;;
     engine/io/*) echo "2 engine/io" ;;
     engine/rewrite/*) echo "3 engine/rewrite" ;;
@@ -54,7 +55,7 @@ layer_of() {
   esac
 }
 
-folders=(core ops importer engine tools bench fuzz tests include examples)
+folders=(core ops importer tokenizer engine tools bench fuzz tests include examples)
 present=()
 for f in "${folders[@]}"; do [ -d "$f" ] && present+=("$f"); done
 [ ${#present[@]} -gt 0 ] || { echo "check_layers: no source folders under $root" >&2; exit 2; }
