@@ -60,7 +60,7 @@ absl::Status AddedVocabulary::Load(const nlohmann::json& added_tokens, const Nor
     ASSIGN_OR_RETURN(token.content, StringField(t, "content", "added_tokens"));
     const int64_t id = IntField(t, "id", -1);
     if (id < 0 || id >= (int64_t{1} << 26))
-      return absl::InvalidArgumentError(absl::StrCat("added token \"", token.content, "\" has no valid \"id\""));
+      return absl::InvalidArgumentError(absl::StrCat("added token ", Quoted(token.content), " has no valid \"id\""));
     if (token.content.empty()) return absl::InvalidArgumentError(absl::StrCat("added token ", id, " is empty"));
     token.id = static_cast<int32_t>(id);
     token.special = BoolField(t, "special", false);

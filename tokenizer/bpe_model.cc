@@ -77,13 +77,13 @@ absl::Status BpeModel::AddMerge(const std::string& left, const std::string& righ
   auto a = TokenToId(left), b = TokenToId(right);
   if (!a || !b)
     return absl::InvalidArgumentError(
-        absl::StrCat("BPE merge ", rank, " (\"", left, "\" \"", right, "\") names a token not in the vocab"));
+        absl::StrCat("BPE merge ", rank, " (", Quoted(left), " ", Quoted(right), ") names a token not in the vocab"));
   std::string joined = left;
   joined += std::string_view(right).substr(
       !prefix_.empty() && right.compare(0, prefix_.size(), prefix_) == 0 ? prefix_.size() : 0);
   auto id = TokenToId(joined);
   if (!id)
-    return absl::InvalidArgumentError(absl::StrCat("BPE merge ", rank, ": \"", joined, "\" is not in the vocab"));
+    return absl::InvalidArgumentError(absl::StrCat("BPE merge ", rank, ": ", Quoted(joined), " is not in the vocab"));
   merges_.insert_or_assign(PairKey(*a, *b), MergeResult{rank, *id});  // a repeated pair: the last rank wins
   return absl::OkStatus();
 }
@@ -93,7 +93,7 @@ absl::Status BpeModel::Load(const nlohmann::json& j) {
   if (vocab == j.end() || !vocab->is_object()) return absl::InvalidArgumentError("BPE model: \"vocab\" must be an object");
   for (const auto& [token, id] : vocab->items()) {
     if (!id.is_number_integer())
-      return absl::InvalidArgumentError(absl::StrCat("BPE model: the id of \"", token, "\" is not an integer"));
+      return absl::InvalidArgumentError(absl::StrCat("BPE model: the id of ", Quoted(token), " is not an integer"));
     RETURN_IF_ERROR(AddToken(token, id.get<int64_t>()));
   }
   prefix_ = OptionalString(j, "continuing_subword_prefix");
@@ -103,7 +103,7 @@ absl::Status BpeModel::Load(const nlohmann::json& j) {
   ignore_merges_ = BoolField(j, "ignore_merges", false);
   if (const std::string unk = OptionalString(j, "unk_token"); !unk.empty()) {
     auto id = TokenToId(unk);
-    if (!id) return absl::InvalidArgumentError(absl::StrCat("BPE model: unk_token \"", unk, "\" is not in the vocab"));
+    if (!id) return absl::InvalidArgumentError(absl::StrCat("BPE model: unk_token ", Quoted(unk), " is not in the vocab"));
     unk_id_ = *id;
   }
   auto merges = j.find("merges");
@@ -115,7 +115,7 @@ absl::Status BpeModel::Load(const nlohmann::json& j) {
       const std::string& line = m.get_ref<const std::string&>();
       const size_t space = line.find(' ');
       if (space == std::string::npos || line.find(' ', space + 1) != std::string::npos)
-        return absl::InvalidArgumentError(absl::StrCat("BPE merge ", rank, " \"", line, "\" is not two tokens"));
+        return absl::InvalidArgumentError(absl::StrCat("BPE merge ", rank, " ", Quoted(line), " is not two tokens"));
       RETURN_IF_ERROR(AddMerge(line.substr(0, space), line.substr(space + 1), rank));
     } else if (m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string()) {
       RETURN_IF_ERROR(AddMerge(m[0].get<std::string>(), m[1].get<std::string>(), rank));

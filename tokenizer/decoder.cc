@@ -221,7 +221,7 @@ absl::StatusOr<std::unique_ptr<Decoder>> MakeDecoder(const nlohmann::json& j) {
     }
     return std::make_unique<SequenceDecoder>(std::move(parts));
   }
-  return absl::UnimplementedError(absl::StrCat("unsupported decoder type \"", type, "\""));
+  return absl::UnimplementedError(absl::StrCat("unsupported decoder type ", Quoted(type), ""));
 }
 
 }  // namespace attune::tok

@@ -7,9 +7,14 @@
 #include "absl/status/statusor.h"
 #include "core/common/strings.h"
 #include "absl/strings/str_cat.h"
+#include "core/common/escape.h"
 #include "nlohmann/json.hpp"
 
 namespace attune::tok {
+
+/// A string from the file, in double quotes, its control characters escaped
+/// (error messages are one line).
+inline std::string Quoted(std::string_view text) { return "\"" + EscapeControl(text) + "\""; }
 
 /// The "type" of a component object (`what` = "normalizer", "decoder", ...).
 inline absl::StatusOr<std::string> TypeOf(const nlohmann::json& j, std::string_view what) {

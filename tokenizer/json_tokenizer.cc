@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/common/status_macros.h"
+#include "core/common/escape.h"
 #include "nlohmann/json.hpp"
 #include "tokenizer/added_vocabulary.h"
 #include "tokenizer/decoder.h"
@@ -132,7 +133,7 @@ absl::StatusOr<std::unique_ptr<Tokenizer>> LoadTokenizerJson(std::string_view js
     RETURN_IF_ERROR(tokenizer->Load(j));
   } catch (const nlohmann::json::exception& e) {
     // A field of an unexpected JSON type that no check above caught.
-    return absl::InvalidArgumentError(absl::StrCat("tokenizer.json: ", e.what()));
+    return absl::InvalidArgumentError(absl::StrCat("tokenizer.json: ", EscapeControl(e.what())));
   }
   return tokenizer;
 }

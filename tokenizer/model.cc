@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/common/status_macros.h"
 #include "nlohmann/json.hpp"
+#include "tokenizer/json_fields.h"
 
 namespace attune::tok {
 
@@ -60,7 +61,7 @@ absl::StatusOr<std::unique_ptr<Model>> MakeModel(const nlohmann::json& j) {
   if (type == "BPE") return MakeBpeModel(j);
   if (type == "Unigram") return MakeUnigramModel(j);
   if (type == "WordPiece") return MakeWordPieceModel(j);
-  return absl::UnimplementedError(absl::StrCat("unsupported model type \"", type, "\""));
+  return absl::UnimplementedError(absl::StrCat("unsupported model type ", Quoted(type), ""));
 }
 
 }  // namespace attune::tok

@@ -186,7 +186,7 @@ absl::StatusOr<std::unique_ptr<Normalizer>> MakeNormalizer(const nlohmann::json&
     }
     return std::make_unique<SequenceNormalizer>(std::move(parts));
   }
-  return absl::UnimplementedError(absl::StrCat("unsupported normalizer type \"", type, "\""));
+  return absl::UnimplementedError(absl::StrCat("unsupported normalizer type ", Quoted(type), ""));
 }
 
 }  // namespace attune::tok

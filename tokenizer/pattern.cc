@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
+#include "tokenizer/json_fields.h"
 #include "tokenizer/utf8.h"
 
 namespace attune::tok {
@@ -50,7 +51,7 @@ absl::StatusOr<Pattern> Pattern::Regex(const std::string& expression) {
   if (code == nullptr) {
     PCRE2_UCHAR message[256];
     pcre2_get_error_message(error, message, sizeof(message));
-    return absl::InvalidArgumentError(absl::StrCat("regex \"", expression, "\" does not compile at offset ", offset,
+    return absl::InvalidArgumentError(absl::StrCat("regex ", Quoted(expression), " does not compile at offset ", offset,
                                                    ": ", reinterpret_cast<const char*>(message)));
   }
   auto compiled = std::make_shared<Compiled>();

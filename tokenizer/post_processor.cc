@@ -64,10 +64,10 @@ absl::StatusOr<std::unique_ptr<PostProcessor>> MakeTemplate(const nlohmann::json
     auto entry = special.find(name);
     if (entry == special.end() || !entry->contains("ids") || !(*entry)["ids"].is_array())
       return absl::InvalidArgumentError(
-          absl::StrCat("post_processor TemplateProcessing: special token \"", name, "\" has no ids"));
+          absl::StrCat("post_processor TemplateProcessing: special token ", Quoted(name), " has no ids"));
     for (const auto& id : (*entry)["ids"]) {
       if (!id.is_number_integer())
-        return absl::InvalidArgumentError(absl::StrCat("post_processor TemplateProcessing: \"", name, "\" has a bad id"));
+        return absl::InvalidArgumentError(absl::StrCat("post_processor TemplateProcessing: ", Quoted(name), " has a bad id"));
       (seen_sequence ? after : before).push_back(id.get<int32_t>());
     }
   }
@@ -95,7 +95,7 @@ absl::StatusOr<std::unique_ptr<PostProcessor>> MakePostProcessor(const nlohmann:
     }
     return std::make_unique<SequenceProcessor>(std::move(parts));
   }
-  return absl::UnimplementedError(absl::StrCat("unsupported post_processor type \"", type, "\""));
+  return absl::UnimplementedError(absl::StrCat("unsupported post_processor type ", Quoted(type), ""));
 }
 
 }  // namespace attune::tok

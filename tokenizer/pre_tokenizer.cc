@@ -151,7 +151,7 @@ absl::StatusOr<SplitBehavior> BehaviorOf(const nlohmann::json& j, std::string_vi
   if (name == "MergedWithPrevious") return SplitBehavior::kMergedWithPrevious;
   if (name == "MergedWithNext") return SplitBehavior::kMergedWithNext;
   if (name == "Contiguous") return SplitBehavior::kContiguous;
-  return absl::UnimplementedError(absl::StrCat(Sv(where), ": unsupported behavior \"", name, "\""));
+  return absl::UnimplementedError(absl::StrCat(Sv(where), ": unsupported behavior ", Quoted(name), ""));
 }
 
 absl::StatusOr<std::unique_ptr<PreTokenizer>> MakeMetaspace(const nlohmann::json& j) {
@@ -163,7 +163,7 @@ absl::StatusOr<std::unique_ptr<PreTokenizer>> MakeMetaspace(const nlohmann::json
   else if (name == "first") scheme = PrependScheme::kFirst;
   else if (name == "never") scheme = PrependScheme::kNever;
   else if (!name.empty())
-    return absl::UnimplementedError(absl::StrCat("pre_tokenizer Metaspace: unsupported prepend_scheme \"", name, "\""));
+    return absl::UnimplementedError(absl::StrCat("pre_tokenizer Metaspace: unsupported prepend_scheme ", Quoted(name), ""));
   return std::make_unique<MetaspacePre>(std::move(replacement), scheme, BoolField(j, "split", true));
 }
 
@@ -220,7 +220,7 @@ absl::StatusOr<std::unique_ptr<PreTokenizer>> MakePreTokenizer(const nlohmann::j
     }
     return std::make_unique<SequencePre>(std::move(parts));
   }
-  return absl::UnimplementedError(absl::StrCat("unsupported pre_tokenizer type \"", type, "\""));
+  return absl::UnimplementedError(absl::StrCat("unsupported pre_tokenizer type ", Quoted(type), ""));
 }
 
 }  // namespace attune::tok

@@ -18,12 +18,12 @@ class WordPieceModel : public Model {
       return absl::InvalidArgumentError("WordPiece model: \"vocab\" must be an object");
     for (const auto& [token, id] : vocab->items()) {
       if (!id.is_number_integer())
-        return absl::InvalidArgumentError(absl::StrCat("WordPiece model: the id of \"", token, "\" is not an integer"));
+        return absl::InvalidArgumentError(absl::StrCat("WordPiece model: the id of ", Quoted(token), " is not an integer"));
       RETURN_IF_ERROR(AddToken(token, id.get<int64_t>()));
     }
     const std::string unk = OptionalString(j, "unk_token", "[UNK]");
     auto id = TokenToId(unk);
-    if (!id) return absl::InvalidArgumentError(absl::StrCat("WordPiece model: unk_token \"", unk, "\" is not in the vocab"));
+    if (!id) return absl::InvalidArgumentError(absl::StrCat("WordPiece model: unk_token ", Quoted(unk), " is not in the vocab"));
     unk_id_ = *id;
     prefix_ = OptionalString(j, "continuing_subword_prefix", "##");
     max_chars_ = IntField(j, "max_input_chars_per_word", 100);

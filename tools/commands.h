@@ -7,5 +7,6 @@ int RunCommand(int argc, char** argv);      // attune run
 int InspectCommand(int argc, char** argv);  // attune inspect
 int BenchCommand(int argc, char** argv);    // attune bench
 int GenerateCommand(int argc, char** argv); // attune generate
+int TokenizeCommand(int argc, char** argv); // attune tokenize
 
 }  // namespace attune::cli
