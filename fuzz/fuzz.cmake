@@ -5,7 +5,7 @@
 # replay_main.cc into fuzz_replay_<target>, and ctest replays the committed
 # corpus and every saved crash through it (label fuzz), so the sanitizer build
 # in CI keeps the findings fixed without needing clang.
-set(ATTUNE_FUZZ_TARGETS model_import model_differential npy tensor_proto infer_request)
+set(ATTUNE_FUZZ_TARGETS model_import model_differential npy tensor_proto infer_request tokenizer)
 
 foreach(target ${ATTUNE_FUZZ_TARGETS})
   if(target STREQUAL "infer_request" AND NOT TARGET attune_server)

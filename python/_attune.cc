@@ -17,7 +17,8 @@
 namespace py = pybind11;
 
 namespace attune::python {
-namespace {
+
+void BindGenerate(py::module_& m);  // _generate.cc: Tokenizer and Generator
 
 // Attune's status codes as the Python exceptions ONNX Runtime users expect. Needs the GIL.
 [[noreturn]] void Raise(const absl::Status& status) {
@@ -43,6 +44,8 @@ namespace {
   PyErr_SetString(type, std::string(status.message()).c_str());
   throw py::error_already_set();
 }
+
+namespace {
 
 template <typename T>
 T ValueOrRaise(absl::StatusOr<T> value) {
@@ -349,4 +352,5 @@ PYBIND11_MODULE(_attune, m) {
       .def("report", &PySession::Report)
       .def("save_optimized_model", &PySession::SaveOptimizedModel, py::arg("path"));
   m.def("list_passes", &attune::ListPasses);
+  attune::python::BindGenerate(m);
 }

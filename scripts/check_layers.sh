@@ -2,7 +2,7 @@
 # Checks that no folder includes a folder above it (docs/ARCHITECTURE.md):
 #
 #   core/                        0  IR, status macros, strings, log, buffer pool
-#   ops/  importer/              1  kernels; ONNX import/export (peers: neither includes the other)
+#   ops/  importer/  tokenizer/  1  kernels; ONNX import/export; text <-> token ids (peers)
 #   engine/pattern/  engine/io/  2  the matcher; .npy files
 #   engine/rewrite/              3  rewrite plan, verify mode, subgraph cuts, dim binding
 #   engine/passes/               4  the passes (run subgraphs through PassContext's evaluator)
@@ -44,6 +44,7 @@ layer_of() {
     core/*) layer_rank=0 layer_name=core ;;
     ops/*) layer_rank=1 layer_name=ops ;;
     importer/*) layer_rank=1 layer_name=importer ;;
+    tokenizer/*) layer_rank=1 layer_name=tokenizer ;;
     engine/pattern/*) layer_rank=2 layer_name=engine/pattern ;;
     engine/io/*) layer_rank=2 layer_name=engine/io ;;
     engine/rewrite/*) layer_rank=3 layer_name=engine/rewrite ;;
@@ -59,7 +60,7 @@ layer_of() {
   esac
 }
 
-folders=(core ops importer engine tools bench fuzz tests include examples server)
+folders=(core ops importer tokenizer engine tools bench fuzz tests include examples server)
 present=()
 for f in "${folders[@]}"; do [ -d "$f" ] && present+=("$f"); done
 [ ${#present[@]} -gt 0 ] || { echo "check_layers: no source folders under $root" >&2; exit 2; }

@@ -8,5 +8,6 @@ int InspectCommand(int argc, char** argv);  // attune inspect
 int BenchCommand(int argc, char** argv);    // attune bench
 int GenerateCommand(int argc, char** argv); // attune generate
 int ServeCommand(int argc, char** argv);    // attune serve
+int TokenizeCommand(int argc, char** argv); // attune tokenize
 
 }  // namespace attune::cli

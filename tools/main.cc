@@ -13,7 +13,8 @@ constexpr char kUsage[] =
     "       attune inspect MODEL.onnx [--format text|json|dot] [--output FILE] [--save-optimized OUT.onnx]\n"
     "                      [--stop-after PASS] [options]\n"
     "       attune bench MODEL.onnx [--input NAME=FILE]... [--shape NAME=AxB]... [--dim SYMBOL=N]... [options]\n"
-    "       attune generate MODEL.onnx [--decode-model DECODE.onnx] --prompt-ids ID,ID,... [options]\n"
+    "       attune generate MODEL.onnx [--decode-model DECODE.onnx] (--prompt TEXT | --prompt-ids ID,ID,...) [options]\n"
+    "       attune tokenize --tokenizer FILE (--text TEXT | --file F | --decode ID,ID,...) [--json]\n"
     "       attune serve MODEL_OR_DIR... [--host 127.0.0.1] [--port 8080] [options]\n"
     "\n"
     "Run 'attune COMMAND --help' for a command's options.\n";
@@ -35,6 +36,7 @@ int main(int argc, char** argv) {
   if (command == "bench") return attune::cli::BenchCommand(argc, argv);
   if (command == "generate") return attune::cli::GenerateCommand(argc, argv);
   if (command == "serve") return attune::cli::ServeCommand(argc, argv);
+  if (command == "tokenize") return attune::cli::TokenizeCommand(argc, argv);
   std::fprintf(stderr, "%serror: unknown command '%s'\n", kUsage, command.c_str());
   return 2;
 }

@@ -358,7 +358,9 @@ absl::StatusOr<GenerationResult> Generator::Generate(const std::vector<std::vect
       const int64_t id = samplers[r].Next(rows[r]);
       result.generated_ids[r].push_back(id);
       event.tokens[r] = last[r] = id;
-      if (id == options.eos_id) done[r] = true;
+      if (id == options.eos_id ||
+          std::find(options.stop_ids.begin(), options.stop_ids.end(), id) != options.stop_ids.end())
+        done[r] = true;
     }
     const bool go_on = !on_token || on_token(event);
     return go_on && !std::all_of(done.begin(), done.end(), [](bool d) { return d; });

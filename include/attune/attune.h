@@ -6,3 +6,4 @@
 #include "attune/generator.h"
 #include "attune/session.h"
 #include "attune/tensor.h"
+#include "attune/tokenizer.h"

@@ -23,6 +23,8 @@
 
 namespace attune {
 
+class Tokenizer;
+
 /// One layer's cache tensor: the graph input that takes it and the graph
 /// output that returns it grown by the new positions.
 struct CacheBinding {
@@ -82,6 +84,7 @@ struct CachePath {
 struct GenerationOptions {
   int64_t max_new_tokens = 32;
   int64_t eos_id = -1;  // stop a prompt at this id (-1: never)
+  std::vector<int64_t> stop_ids;  // more ids that end a prompt as eos_id does (a tokenizer's other EOS tokens)
   bool greedy = true;   // argmax; otherwise sample with the fields below
   float temperature = 1.0f;
   int64_t top_k = 0;   // 0 = the whole vocabulary
@@ -112,6 +115,9 @@ struct TokenEvent {
 /// Called after every step; return false to stop early.
 using TokenCallback = std::function<bool(const TokenEvent&)>;
 
+/// Called with a prompt's index and its next piece of text (whole UTF-8 characters).
+using TextCallback = std::function<void(size_t prompt, const std::string& text)>;
+
 struct GenerationResult {
   std::vector<std::vector<int64_t>> generated_ids;  // per prompt, eos included when reached
   double prefill_ms = 0;
@@ -120,6 +126,12 @@ struct GenerationResult {
   double token_ms_p90 = 0;
   double tokens_per_s = 0;         // tokens produced by decode steps (all prompts) per second of them
   std::vector<std::string> notes;  // e.g. positions shifted by padding when the model has no position_ids
+};
+
+struct TextGenerationResult {
+  std::vector<std::string> text;                 // per prompt: the generated text
+  std::vector<std::vector<int64_t>> prompt_ids;  // per prompt: the encoded prompt
+  GenerationResult tokens;                       // generated_ids (cut at a stop string) and timings
 };
 
 /// Generates from one decode session, or a prefill session plus a decode
@@ -148,6 +160,19 @@ class ATTUNE_API Generator {
   /// ResourceExhausted when a cache buffer exceeds max_cache_bytes.
   absl::StatusOr<GenerationResult> Generate(const std::vector<std::vector<int64_t>>& prompts,
                                             const GenerationOptions& options, const TokenCallback& on_token = {}) const;
+
+  /// Text in, text out: each prompt encoded with `tokenizer` (its special
+  /// tokens added), generated as Generate does, and decoded without special
+  /// tokens. Unless options.eos_id is set, the tokenizer's EOS ids end a
+  /// prompt. A prompt also ends when its text reaches one of `stop` (the text
+  /// is cut before it, and its ids after the token that completed it).
+  /// `on_text` receives the text as it comes, never a partial character nor
+  /// the start of a stop string. InvalidArgument when the tokenizer has ids
+  /// the model's logits do not cover.
+  absl::StatusOr<TextGenerationResult> GenerateText(const Tokenizer& tokenizer, const std::vector<std::string>& prompts,
+                                                    const GenerationOptions& options,
+                                                    const std::vector<std::string>& stop = {},
+                                                    const TextCallback& on_text = {}) const;
 
  private:
   struct State;

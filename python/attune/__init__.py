@@ -15,7 +15,15 @@ import os
 from . import _attune
 
 __version__ = _attune.__version__
-__all__ = ["InferenceSession", "NodeArg", "list_passes", "__version__"]
+__all__ = ["InferenceSession", "NodeArg", "Tokenizer", "Generator", "list_passes", "__version__"]
+
+# Text to ids and back with a model's tokenizer.json or tokenizer.model:
+#   attune.Tokenizer(path).encode(text) / .decode(ids)
+Tokenizer = _attune.Tokenizer
+# Generation from a decoder export with its KV cache; text prompts go through
+# the tokenizer (tokenizer=PATH, else the one beside the model):
+#   attune.Generator("decoder.onnx").generate("Once upon a time", max_new_tokens=20)
+Generator = _attune.Generator
 
 
 class NodeArg:
