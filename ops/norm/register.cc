@@ -1,3 +1,4 @@
+#include "ops/norm/channel_norms.h"
 #include "ops/norm/kernels.h"
 #include "ops/registry.h"
 
@@ -14,6 +15,8 @@ void RegisterNormKernels(KernelRegistry& registry) {
   // The residual Add and the norm after it (engine/passes/op_fusion/skip_norm_rule.h).
   registry.Register("attune", "SkipLayerNormalization", 1, MakeSkipLayerNormalizationKernel);
   registry.Register("attune", "SkipRMSNormalization", 1, MakeSkipRmsNormalizationKernel);
+  registry.Register("", "LRN", 1, MakeLrnKernel);
+  registry.Register("", "MeanVarianceNormalization", 9, MakeMeanVarianceNormalizationKernel);
 }
 
 }  // namespace attune

@@ -1,4 +1,5 @@
 // The reduce family: reductions, softmax, arg-reductions and scans.
+#include "ops/reduce/loss.h"
 #include "ops/reduce/reduce_kernels.h"
 #include "ops/registry.h"
 
@@ -31,6 +32,8 @@ void RegisterReduceKernels(KernelRegistry& registry) {
   registry.Register("", "ArgMax", 1, [](const KernelInfo& info) { return MakeArgReduceKernel(info, true); });
   registry.Register("", "ArgMin", 1, [](const KernelInfo& info) { return MakeArgReduceKernel(info, false); });
   registry.Register("", "CumSum", 11, MakeCumSumKernel);
+  registry.Register("", "NegativeLogLikelihoodLoss", 12, MakeNegativeLogLikelihoodLossKernel);
+  registry.Register("", "SoftmaxCrossEntropyLoss", 12, MakeSoftmaxCrossEntropyLossKernel);
 }
 
 }  // namespace attune

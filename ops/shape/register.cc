@@ -2,6 +2,7 @@
 // Opset-dependent meanings (attribute vs input) are handled inside each
 // factory from KernelInfo::opset; the first opset listed is the oldest supported.
 #include "ops/registry.h"
+#include "ops/shape/reverse_sequence.h"
 #include "ops/shape/shape_kernels.h"
 
 namespace attune {
@@ -22,6 +23,7 @@ void RegisterShapeKernels(KernelRegistry& registry) {
   registry.Register("", "Expand", 8, MakeExpandKernel);
   registry.Register("", "Tile", 6, MakeTileKernel);
   registry.Register("", "Trilu", 14, MakeTriluKernel);
+  registry.Register("", "ReverseSequence", 10, MakeReverseSequenceKernel);
   registry.Register("", "Shape", 1, MakeShapeKernel);          // start/end from 15
   registry.Register("", "Size", 1, MakeSizeKernel);
   registry.Register("", "Constant", 1, MakeConstantKernel);

@@ -51,6 +51,18 @@ absl::Status ArgReduceRule(ShapeContext& ctx) {
   return absl::OkStatus();
 }
 
+// NegativeLogLikelihoodLoss / SoftmaxCrossEntropyLoss: the loss is a scalar,
+// or the target's shape with reduction "none"; log_prob is the scores' shape.
+absl::Status LossRule(ShapeContext& ctx) {
+  auto reduction = ctx.attrs().GetString("reduction", "mean");
+  if (!reduction.ok()) return reduction.status();
+  ctx.output(0).type = ctx.input(0).type;
+  if (*reduction == "none") ctx.output(0).shape = ctx.input(1).shape;
+  else ctx.output(0).shape = SymbolicShape{};
+  if (ctx.num_outputs() > 1) CopyFacts(ctx, 0, 1);
+  return absl::OkStatus();
+}
+
 absl::Status LayerNormRule(ShapeContext& ctx) {
   CopyFacts(ctx, 0);
   const auto& in = ctx.input(0).shape;
@@ -75,6 +87,8 @@ void AddReductionRules(RuleTable& table) {
                          "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"})
     table.Add(op, ReduceRule);
   table.Add("ArgMax", ArgReduceRule);
+  table.Add("NegativeLogLikelihoodLoss", LossRule);
+  table.Add("SoftmaxCrossEntropyLoss", LossRule);
   table.Add("ArgMin", ArgReduceRule);
   table.Add("LayerNormalization", LayerNormRule);
   table.Add("RMSNormalization", LayerNormRule);  // Y only: X's type and shape
