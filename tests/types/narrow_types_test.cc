@@ -56,7 +56,8 @@ uint8_t ReferenceEncode(const Format& f, float x, bool saturate) {
       best_distance = d;
     }
   }
-  if (std::isinf(a)) best = f.top_code + 1;
+  // Far beyond the top the distances round to equal doubles: overflow outright.
+  if (std::isinf(a) || a > 4 * FieldValue(f, f.top_code)) best = f.top_code + 1;
   if (best == f.top_code + 1) {
     if (saturate || f.type == kFloat4E2M1) return sign | f.top_code;
     if (f.type == kFloat8E5M2) return sign | 0x7c;
