@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/common/strings.h"
+#include "core/ir/narrow_types.h"
 #include "importer/external_data.h"
 
 namespace attune::importer {
@@ -73,7 +74,11 @@ void CopyTypedField(const onnx::TensorProto& proto, Tensor& tensor) {
     case ElementType::kBFloat16:
       CopyField<BFloat16>(proto.int32_data(), tensor, [](int32_t v) { return BFloat16{static_cast<uint16_t>(v)}; });
       break;
-    default: break;
+    default:
+      // The float8 types: int32_data holds each element's bit pattern.
+      if (IsNarrowType(tensor.type()))
+        CopyField<uint8_t>(proto.int32_data(), tensor, [](int32_t v) { return static_cast<uint8_t>(v); });
+      break;
   }
 }
 
@@ -81,6 +86,27 @@ absl::StatusOr<Tensor> Allocate(ElementType type, std::vector<int64_t> dims, std
                                 const TensorSource& source) {
   auto tensor = Tensor::Create(type, std::move(dims), source.max_tensor_bytes);
   if (!tensor.ok()) return absl::Status(tensor.status().code(), absl::StrCat(Sv(what), ": ", tensor.status().message()));
+  return tensor;
+}
+
+// The 4- and 2-bit types: files pack them (raw_data bytes, or one byte per
+// int32_data value); the tensor holds one element per byte.
+absl::StatusOr<Tensor> ReadPacked(const onnx::TensorProto& proto, std::string_view raw, bool has_raw_data,
+                                  ElementType type, std::vector<int64_t> dims, int64_t count, std::string_view what,
+                                  const TensorSource& source) {
+  const int64_t packed_size = (count + ElementsPerFileByte(type) - 1) / ElementsPerFileByte(type);
+  std::string bytes;
+  if (has_raw_data) {
+    bytes.assign(raw);
+  } else {
+    for (int32_t v : proto.int32_data()) bytes.push_back(static_cast<char>(v));
+  }
+  if (static_cast<int64_t>(bytes.size()) != packed_size)
+    return Invalid(what, absl::StrCat(has_raw_data ? "raw_data" : "int32_data", " holds ", bytes.size(),
+                                      " packed bytes but ", Describe(type, dims), " needs ", packed_size));
+  auto tensor = Allocate(type, std::move(dims), what, source);
+  if (!tensor.ok()) return tensor.status();
+  UnpackNarrow(type, reinterpret_cast<const uint8_t*>(bytes.data()), count, tensor->data<uint8_t>());
   return tensor;
 }
 
@@ -145,8 +171,21 @@ absl::StatusOr<Tensor> TensorFromProto(const onnx::TensorProto& proto, std::stri
   const int64_t byte_size = *count * element_size;
 
   const bool has_raw_data = proto.has_raw_data() || mapped_raw_data != nullptr;
-  if (proto.data_location() == onnx::TensorProto::EXTERNAL)
+  const bool packed = ElementsPerFileByte(*type) > 1;
+  if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
+    if (packed)
+      return absl::UnimplementedError(absl::StrCat(Sv(what), ": external data of element type ",
+                                                   ElementTypeName(*type), " is not supported"));
     return ReadExternal(proto, has_raw_data, *type, std::move(dims), what, source);
+  }
+  if (packed) {
+    const std::string_view raw =
+        mapped_raw_data == nullptr
+            ? std::string_view(proto.raw_data())
+            : std::string_view(mapped_raw_data->file->data() + mapped_raw_data->span.offset,
+                               static_cast<size_t>(mapped_raw_data->span.size));
+    return ReadPacked(proto, raw, has_raw_data, *type, std::move(dims), *count, what, source);
+  }
 
   if (has_raw_data) {
     const std::string_view raw =
@@ -187,6 +226,10 @@ void TensorToProto(const Tensor& tensor, const std::string& name, onnx::TensorPr
   proto->set_name(name);
   proto->set_data_type(static_cast<int32_t>(tensor.type()));
   for (int64_t d : tensor.shape()) proto->add_dims(d);
+  if (ElementsPerFileByte(tensor.type()) > 1) {
+    proto->set_raw_data(PackNarrow(tensor.type(), tensor.data<uint8_t>(), tensor.num_elements()));
+    return;
+  }
   proto->set_raw_data(static_cast<const char*>(tensor.raw_data()), tensor.byte_size());
 }
 

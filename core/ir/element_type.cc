@@ -3,6 +3,7 @@
 #include <bit>
 #include <cstring>
 
+#include "core/ir/narrow_types.h"
 #include "core/ir/round_through_type.h"
 
 namespace attune {
@@ -14,7 +15,7 @@ size_t ElementSize(ElementType type) {
     case ElementType::kFloat16: case ElementType::kBFloat16: case ElementType::kInt16:
     case ElementType::kUint16: return 2;
     case ElementType::kInt8: case ElementType::kUint8: case ElementType::kBool: return 1;
-    default: return 0;
+    default: return IsNarrowType(type) ? 1 : 0;  // one element per byte in memory
   }
 }
 
@@ -34,6 +35,19 @@ const char* ElementTypeName(ElementType type) {
     case ElementType::kUint32: return "uint32";
     case ElementType::kUint64: return "uint64";
     case ElementType::kBFloat16: return "bfloat16";
+    default: break;
+  }
+  switch (static_cast<int32_t>(type)) {
+    case 17: return "float8e4m3fn";
+    case 18: return "float8e4m3fnuz";
+    case 19: return "float8e5m2";
+    case 20: return "float8e5m2fnuz";
+    case 21: return "uint4";
+    case 22: return "int4";
+    case 23: return "float4e2m1";
+    case 24: return "float8e8m0";
+    case 25: return "uint2";
+    case 26: return "int2";
     default: return "undefined";
   }
 }

@@ -1,6 +1,6 @@
 // Activation functions: Relu, LeakyRelu, Sigmoid, Tanh, Gelu, Softplus,
 // Softsign, HardSigmoid, HardSwish, Elu, Selu, Celu, Mish, ThresholdedRelu,
-// Swish, and PRelu (whose slope broadcasts to X).
+// Shrink, Swish, and PRelu (whose slope broadcasts to X).
 #include <algorithm>
 #include <cmath>
 #include <numbers>
@@ -98,6 +98,16 @@ struct ThresholdedReluFn {
   template <typename C>
   C operator()(C x) const { return x > static_cast<C>(alpha) ? x : C{0}; }
 };
+// Shrink: x + bias below -lambd, x - bias above lambd, 0 between.
+struct ShrinkFn {
+  float lambd, bias;
+  template <typename C>
+  C operator()(C x) const {
+    if (x < -static_cast<C>(lambd)) return x + static_cast<C>(bias);
+    if (x > static_cast<C>(lambd)) return x - static_cast<C>(bias);
+    return C{0};
+  }
+};
 struct PReluFn {
   template <typename C>
   C operator()(C x, C slope) const {
@@ -174,6 +184,11 @@ absl::StatusOr<std::unique_ptr<Kernel>> CreateActivation(ActivationOp op, const 
     case ActivationOp::kThresholdedRelu: {
       ASSIGN_OR_RETURN(const float alpha, FloatAttr(info, "alpha", 1.0f));
       return MakeUnary(info, FloatTypes{}, ThresholdedReluFn{alpha}, kCheapOpGrain);
+    }
+    case ActivationOp::kShrink: {
+      ASSIGN_OR_RETURN(const float lambd, FloatAttr(info, "lambd", 0.5f));
+      ASSIGN_OR_RETURN(const float bias, FloatAttr(info, "bias", 0.0f));
+      return MakeUnary(info, FloatTypes{}, ShrinkFn{lambd, bias}, kCheapOpGrain);
     }
   }
   return absl::InternalError("unknown activation");

@@ -1,38 +1,19 @@
-// Cast and CastLike between all numeric types and bool, following the ONNX
-// rules: float -> float gives +-inf out of range, integer -> integer wraps,
-// anything -> bool is "!= 0" (NaN is true), bool -> number is 0/1. Float ->
-// integer truncates toward zero; out-of-range values (undefined in ONNX)
-// saturate and NaN gives 0. `saturate` and `round_mode` only concern float8
-// types, which Attune does not hold, so they are ignored.
+// Cast and CastLike between every type a tensor holds: the numeric types and
+// bool (cast_element.h has the rules) and the narrow float8, float4 and 4-
+// and 2-bit integer types (cast_narrow.cc; `saturate` and `round_mode`
+// concern those).
 #include <algorithm>
+#include <cstring>
 #include <type_traits>
 
 #include "ops/common/node_label.h"
+#include "ops/elementwise/cast_element.h"
+#include "ops/elementwise/cast_narrow.h"
 #include "ops/elementwise/kernels.h"
 #include "ops/elementwise/unary.h"
 
 namespace attune::elementwise {
 namespace {
-
-template <typename From, typename To>
-StorageOf<To> ConvertElement(StorageOf<From> v) {
-  using CF = ComputeOf<From>;
-  const CF x = Arith<From>::Load(v);
-  if constexpr (std::is_same_v<To, bool>) {
-    return x != CF{0} ? 1 : 0;
-  } else if constexpr (std::is_same_v<To, Float16> || std::is_same_v<To, BFloat16>) {
-    // One rounding from double (and wide integers) to the 16-bit type.
-    const float f = std::is_same_v<CF, float> ? static_cast<float>(x)
-                                              : DoubleToFloatRoundToOdd(static_cast<double>(x));
-    return Arith<To>::Store(f);
-  } else if constexpr (std::is_floating_point_v<To>) {
-    return static_cast<To>(x);
-  } else if constexpr (std::is_floating_point_v<CF>) {
-    return FloatToIntSaturating<To>(x);
-  } else {
-    return static_cast<To>(x);  // modular for integers (C++20), 0/1 for bool
-  }
-}
 
 // Names of the ONNX types Attune cannot hold, for a clearer error.
 const char* UnsupportedTypeName(int64_t code) {
@@ -40,26 +21,18 @@ const char* UnsupportedTypeName(int64_t code) {
     case 8: return "string";
     case 14: return "complex64";
     case 15: return "complex128";
-    case 17: return "float8e4m3fn";
-    case 18: return "float8e4m3fnuz";
-    case 19: return "float8e5m2";
-    case 20: return "float8e5m2fnuz";
-    case 21: return "uint4";
-    case 22: return "int4";
-    case 23: return "float4e2m1";
-    case 24: return "float8e8m0";
-    case 25: return "uint2";
-    case 26: return "int2";
     default: return nullptr;
   }
 }
 
-absl::Status RunCast(KernelContext& ctx, const std::string& label, ElementType to) {
+absl::Status RunCast(KernelContext& ctx, const std::string& label, ElementType to,
+                     const NarrowCastOptions& options) {
   ASSIGN_OR_RETURN(const Tensor* x, RequiredInput(ctx, 0, label));
   if (x->type() == to) {
     ctx.SetOutput(0, *x);  // same type: share the buffer
     return absl::OkStatus();
   }
+  if (IsNarrowType(x->type()) || IsNarrowType(to)) return CastWithNarrowType(ctx, *x, to, options, label);
   return VisitType(AllTypes{}, x->type(), label + ": input 0", [&](auto from_tag) {
     using From = typename decltype(from_tag)::type;
     return VisitType(AllTypes{}, to, label + ": target type", [&](auto to_tag) -> absl::Status {
@@ -82,6 +55,27 @@ absl::StatusOr<ElementType> CheckTarget(int64_t code, const std::string& label) 
   return absl::InvalidArgumentError(absl::StrCat(label, ": ", code, " is not an ONNX tensor data type"));
 }
 
+absl::StatusOr<NarrowCastOptions> ReadOptions(const KernelInfo& info, const std::string& label) {
+  NarrowCastOptions options;
+  auto saturate = info.attrs().GetInt("saturate", 1);
+  if (!saturate.ok() || (*saturate != 0 && *saturate != 1))
+    return absl::InvalidArgumentError(absl::StrCat(label, ": attribute saturate must be 0 or 1"));
+  options.saturate = *saturate != 0;
+  auto mode = info.attrs().GetString("round_mode", "up");
+  if (!mode.ok()) return absl::InvalidArgumentError(absl::StrCat(label, ": ", mode.status().message()));
+  if (*mode == "up") {
+    options.rounding = E8M0Rounding::kUp;
+  } else if (*mode == "down") {
+    options.rounding = E8M0Rounding::kDown;
+  } else if (*mode == "nearest") {
+    options.rounding = E8M0Rounding::kNearest;
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat(label, ": attribute round_mode is '", *mode, "'; expected up, down or nearest"));
+  }
+  return options;
+}
+
 }  // namespace
 
 KernelFactory CastKernel() {
@@ -90,15 +84,42 @@ KernelFactory CastKernel() {
     auto to = info.attrs().GetInt("to");
     if (!to.ok()) return absl::InvalidArgumentError(absl::StrCat(label, ": ", to.status().message()));
     ASSIGN_OR_RETURN(const ElementType target, CheckTarget(*to, label));
-    return MakeKernel([label, target](KernelContext& ctx) { return RunCast(ctx, label, target); });
+    ASSIGN_OR_RETURN(const NarrowCastOptions options, ReadOptions(info, label));
+    return MakeKernel([label, target, options](KernelContext& ctx) { return RunCast(ctx, label, target, options); });
+  };
+}
+
+KernelFactory BitCastKernel() {
+  return [](const KernelInfo& info) -> absl::StatusOr<std::unique_ptr<Kernel>> {
+    const std::string label = NodeLabel(info);
+    auto to = info.attrs().GetInt("to");
+    if (!to.ok()) return absl::InvalidArgumentError(absl::StrCat(label, ": ", to.status().message()));
+    ASSIGN_OR_RETURN(const ElementType target, CheckTarget(*to, label));
+    return MakeKernel([label, target](KernelContext& ctx) -> absl::Status {
+      ASSIGN_OR_RETURN(const Tensor* x, RequiredInput(ctx, 0, label));
+      // A tensor holds the 4- and 2-bit types one per byte, so their bits are not the file's.
+      const bool packed = ElementsPerFileByte(x->type()) > 1 || ElementsPerFileByte(target) > 1;
+      if (packed || ElementSize(x->type()) != ElementSize(target))
+        return absl::InvalidArgumentError(absl::StrCat(label, ": input 0 of type ", ElementTypeName(x->type()),
+                                                       " cannot be reinterpreted as ", ElementTypeName(target),
+                                                       " (the bit widths must be equal)"));
+      ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutputForOverwrite(0, target, x->shape()));
+      if (x->byte_size() > 0) std::memcpy(out->raw_data(), x->raw_data(), x->byte_size());
+      if (target == ElementType::kBool) {
+        for (uint8_t& b : out->values<uint8_t>()) b = b != 0;  // a bool byte is 0 or 1
+      }
+      return absl::OkStatus();
+    });
   };
 }
 
 KernelFactory CastLikeKernel() {
   return [](const KernelInfo& info) -> absl::StatusOr<std::unique_ptr<Kernel>> {
-    return MakeKernel([label = NodeLabel(info)](KernelContext& ctx) -> absl::Status {
+    const std::string label = NodeLabel(info);
+    ASSIGN_OR_RETURN(const NarrowCastOptions options, ReadOptions(info, label));
+    return MakeKernel([label, options](KernelContext& ctx) -> absl::Status {
       ASSIGN_OR_RETURN(const Tensor* target, RequiredInput(ctx, 1, label));
-      return RunCast(ctx, label, target->type());
+      return RunCast(ctx, label, target->type(), options);
     });
   };
 }

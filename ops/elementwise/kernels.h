@@ -33,7 +33,7 @@ KernelFactory UnaryMathKernel(UnaryMathOp op);
 
 enum class ActivationOp {
   kRelu, kLeakyRelu, kSigmoid, kTanh, kGelu, kSoftplus, kSoftsign, kHardSigmoid, kHardSwish,
-  kElu, kSelu, kCelu, kMish, kThresholdedRelu,
+  kElu, kSelu, kCelu, kMish, kThresholdedRelu, kShrink,
 };
 KernelFactory ActivationKernel(ActivationOp op);
 KernelFactory PReluKernel();
@@ -47,5 +47,6 @@ KernelFactory ClipInputKernel();
 KernelFactory WhereKernel();
 KernelFactory CastKernel();
 KernelFactory CastLikeKernel();
+KernelFactory BitCastKernel();
 
 }  // namespace attune::elementwise

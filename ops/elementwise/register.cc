@@ -86,6 +86,7 @@ void RegisterElementwiseKernels(KernelRegistry& registry) {
   registry.Register("", "Celu", 12, ActivationKernel(ActivationOp::kCelu));
   registry.Register("", "Mish", 18, ActivationKernel(ActivationOp::kMish));
   registry.Register("", "ThresholdedRelu", 10, ActivationKernel(ActivationOp::kThresholdedRelu));
+  registry.Register("", "Shrink", 9, ActivationKernel(ActivationOp::kShrink));  // float types only
   registry.Register("", "PRelu", 7, PReluKernel());  // unidirectional broadcasting from 7
 
   registry.Register("", "Clip", 6, 10, ClipAttributeKernel());
@@ -93,6 +94,7 @@ void RegisterElementwiseKernels(KernelRegistry& registry) {
   registry.Register("", "Where", 9, WhereKernel());
   registry.Register("", "Cast", 6, CastKernel());  // opset 1 named the target type by string
   registry.Register("", "CastLike", 15, CastLikeKernel());
+  registry.Register("", "BitCast", 26, BitCastKernel());
 }
 
 }  // namespace attune

@@ -1,3 +1,4 @@
+#include "ops/norm/channel_norms.h"
 #include "ops/norm/kernels.h"
 #include "ops/registry.h"
 
@@ -22,6 +23,7 @@ void RegisterNormKernels(KernelRegistry& registry) {
   registry.Register("", "GroupNormalization", 18, MakeGroupNormalizationKernel);
   registry.Register("", "LpNormalization", 1, MakeLpNormalizationKernel);
   registry.Register("", "LRN", 1, MakeLrnKernel);
+  registry.Register("", "MeanVarianceNormalization", 9, MakeMeanVarianceNormalizationKernel);
 }
 
 }  // namespace attune

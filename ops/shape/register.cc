@@ -2,6 +2,7 @@
 // Opset-dependent meanings (attribute vs input) are handled inside each
 // factory from KernelInfo::opset; the first opset listed is the oldest supported.
 #include "ops/registry.h"
+#include "ops/shape/reverse_sequence.h"
 #include "ops/shape/shape_kernels.h"
 
 namespace attune {
@@ -26,6 +27,7 @@ void RegisterShapeKernels(KernelRegistry& registry) {
   registry.Register("", "SpaceToDepth", 1, MakeSpaceToDepthKernel);
   registry.Register("", "CenterCropPad", 18, MakeCenterCropPadKernel);
   registry.Register("", "Pad", 1, MakePadKernel);  // pads an input from 11, axes from 18, wrap from 19
+  registry.Register("", "ReverseSequence", 10, MakeReverseSequenceKernel);
   registry.Register("", "Shape", 1, MakeShapeKernel);          // start/end from 15
   registry.Register("", "Size", 1, MakeSizeKernel);
   registry.Register("", "Constant", 1, MakeConstantKernel);

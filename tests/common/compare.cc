@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "core/ir/narrow_types.h"
 
 namespace attune::testing {
 namespace {
@@ -23,7 +24,9 @@ double ElementAsDouble(const Tensor& t, int64_t i) {
     case ElementType::kInt64: return static_cast<double>(t.data<int64_t>()[i]);
     case ElementType::kUint64: return static_cast<double>(t.data<uint64_t>()[i]);
     case ElementType::kBool: return t.data<uint8_t>()[i] != 0;
-    default: return std::nan("");
+    default:
+      if (IsNarrowType(t.type())) return NarrowToFloat(t.type(), t.data<uint8_t>()[i]);
+      return std::nan("");
   }
 }
 

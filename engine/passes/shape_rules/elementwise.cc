@@ -176,6 +176,14 @@ absl::Status CastRule(ShapeContext& ctx) {
   return absl::OkStatus();
 }
 
+absl::Status BitCastRule(ShapeContext& ctx) {
+  auto to = ctx.attrs().GetInt("to");
+  if (!to.ok()) return to.status();
+  ctx.output(0).type = static_cast<ElementType>(*to);
+  ctx.output(0).shape = ctx.input(0).shape;
+  return absl::OkStatus();
+}
+
 absl::Status CastLikeRule(ShapeContext& ctx) {
   ctx.output(0).type = ctx.input(1).type;
   ctx.output(0).shape = ctx.input(0).shape;
@@ -188,7 +196,8 @@ void AddElementwiseRules(RuleTable& table) {
   for (const char* op : {"Identity", "Neg", "Abs", "Exp", "Log", "Sqrt", "Reciprocal", "Tanh", "Sigmoid", "Relu",
                          "Erf", "Floor", "Ceil", "Round", "Sign", "Sin", "Cos", "Gelu", "Softplus", "Softsign",
                          "LeakyRelu", "Elu", "Selu", "Celu", "HardSigmoid", "HardSwish", "Mish", "ThresholdedRelu",
-                         "Swish", "Shrink", "Clip", "Softmax", "LogSoftmax", "Hardmax", "CumSum", "CumProd", "Trilu"})
+                         "Swish", "Shrink", "Clip", "Softmax", "LogSoftmax", "Hardmax", "CumSum", "CumProd", "Trilu",
+                         "ReverseSequence", "MeanVarianceNormalization"})
     table.Add(op, SameAsInput);
   // Rotary embeddings keep their input's shape and type (ONNX's and ONNX Runtime's).
   table.Add("RotaryEmbedding", SameAsInput);
@@ -213,6 +222,7 @@ void AddElementwiseRules(RuleTable& table) {
   table.Add("Where", WhereRule);
   table.Add("Cast", CastRule);
   table.Add("CastLike", CastLikeRule);
+  table.Add("BitCast", BitCastRule);
 }
 
 }  // namespace attune::shape_rules

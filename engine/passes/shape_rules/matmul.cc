@@ -128,12 +128,25 @@ absl::Status EinsumRule(ShapeContext& ctx) {
   return absl::OkStatus();
 }
 
+// Det: [..., M, M] -> [...].
+absl::Status DetRule(ShapeContext& ctx) {
+  ctx.output(0).type = ctx.input(0).type;
+  const auto& in = ctx.input(0).shape;
+  if (!in) return absl::OkStatus();
+  if (in->size() < 2)
+    return absl::InvalidArgumentError(absl::StrCat(ctx.node().Describe(), ": input 0 has rank ", in->size(),
+                                                   "; expected [..., M, M]"));
+  ctx.output(0).shape = SymbolicShape(in->begin(), in->end() - 2);
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 void AddMatMulRules(RuleTable& table) {
   table.Add("MatMul", MatMulRule);
   table.Add("Gemm", GemmRule);
   table.Add("Einsum", EinsumRule);
+  table.Add("Det", DetRule);
   table.Add("FusedMatMul", FusedMatMulRule, "attune");
   table.Add("FusedGemm", GemmRule, "attune");  // Gemm with an epilogue of the output's shape
 }
