@@ -105,6 +105,9 @@ class ArityTable {
     Add("Unique", {{1, 1, 1, 1, 4}});
     Add("NegativeLogLikelihoodLoss", {{1, 2, 3, 1, 1}});
     Add("SoftmaxCrossEntropyLoss", {{1, 2, 3, 1, 2}});
+    // Types and the rest: docs/onnx-types.md.
+    for (const char* op : {"Det", "BitCast", "MeanVarianceNormalization", "Shrink"}) Add(op, {{1, 1, 1, 1, 1}});
+    Add("ReverseSequence", {{1, 2, 2, 1, 1}});
   }
 
   const OpArity* Find(std::string_view domain, std::string_view op_type, int opset) const {
