@@ -32,21 +32,18 @@ foreach(src ${ATTUNE_ALL_SOURCES})
 endforeach()
 list(REMOVE_DUPLICATES ATTUNE_ISAS)
 
-# tokenizer/: PCRE2 (pre-tokenizer regexes), utf8proc (Unicode normalization), SentencePiece.
+# tokenizer/: PCRE2 (pre-tokenizer regexes), utf8proc (Unicode normalization).
 find_package(PkgConfig REQUIRED)
 # Linked by path only: their headers are in /usr/include, and a compile flag from
 # pkg-config (utf8proc's -DUTF8PROC_EXPORTS) would change every object's command line.
 pkg_check_modules(ATTUNE_PCRE2 REQUIRED libpcre2-8)
 pkg_check_modules(ATTUNE_UTF8PROC REQUIRED libutf8proc)
-pkg_check_modules(ATTUNE_SENTENCEPIECE REQUIRED sentencepiece)
-# Its header and Debian's Abseil both declare absl::string_view: this file includes no Abseil, so no precompiled headers.
-set_source_files_properties(${PROJECT_SOURCE_DIR}/tokenizer/sentencepiece_bridge.cc PROPERTIES SKIP_PRECOMPILE_HEADERS ON)
 
 set(ATTUNE_PUBLIC_DEPS absl::status absl::statusor absl::span)
 set(ATTUNE_PRIVATE_DEPS
   onnx_proto protobuf::libprotobuf DNNL::dnnl OpenMP::OpenMP_CXX nlohmann_json::nlohmann_json Threads::Threads
   absl::strings absl::str_format absl::flat_hash_map absl::flat_hash_set absl::span absl::inlined_vector
-  ${ATTUNE_PCRE2_LINK_LIBRARIES} ${ATTUNE_UTF8PROC_LINK_LIBRARIES} ${ATTUNE_SENTENCEPIECE_LINK_LIBRARIES})
+  ${ATTUNE_PCRE2_LINK_LIBRARIES} ${ATTUNE_UTF8PROC_LINK_LIBRARIES})
 
 function(attune_object_library name)
   add_library(${name} OBJECT ${ARGN})

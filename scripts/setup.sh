@@ -13,7 +13,7 @@ packages=(
   libbenchmark-dev                          # find_package(benchmark), bench/
   nlohmann-json3-dev                        # find_package(nlohmann_json)
   libcpp-httplib-dev                        # pkg-config cpp-httplib: attune serve's HTTP server, server/
-  libpcre2-dev libutf8proc-dev libsentencepiece-dev  # tokenizer/: regexes, Unicode normalization, tokenizer.model
+  libpcre2-dev libutf8proc-dev              # tokenizer/: regexes, Unicode normalization
   graphviz                                  # dot: the CLI tests render `inspect --format dot`
   libonnx-testdata                          # ONNX 1.12 backend node tests, used when ../shared is absent
   python3-dev pybind11-dev                  # find_package(pybind11): the Python module, python/

@@ -67,7 +67,9 @@ absl::StatusOr<RunParams> ReadRunParams(const std::string& label, const QdqAttri
   ASSIGN_OR_RETURN(p.layout, PlanScaleLayout(label, x.shape(), scale.shape(), attrs.axis, attrs.block_size));
   ASSIGN_OR_RETURN(p.scales, ReadScales(scale, label + ": scale (input 1)"));
   if (zero_point != nullptr) {
-    if (zero_point->shape() != scale.shape())
+    // A per-tensor scale and zero point may each be a scalar or one element of rank 1.
+    const bool one_each = zero_point->num_elements() == 1 && scale.num_elements() == 1;
+    if (zero_point->shape() != scale.shape() && !one_each)
       return absl::InvalidArgumentError(absl::StrCat(label, ": zero point (input 2) has ", zero_point->num_elements(),
                                                      " elements in a shape other than the scale's"));
     ASSIGN_OR_RETURN(p.zero_points, ReadIntegers(*zero_point, label + ": zero point (input 2)"));

@@ -78,7 +78,7 @@ TEST(GenerateCli, StopStringCutsTheText) {
 }
 
 TEST(GenerateCli, TokenizerErrors) {
-  const std::string unigram_model = attune::testing::SourceDir() + "/tests/tokenizer/fixtures/unigram/tokenizer.model";
+  const std::string unigram_model = attune::testing::SourceDir() + "/tests/tokenizer/fixtures/unigram/tokenizer.json";
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
       // The Unigram fixture's 600 ids do not fit the model's 97.
       {{"generate", DecodeModel(), "--prompt", "Hi", "--tokenizer", unigram_model}, "does not match the model's logits width (97)"},
