@@ -108,6 +108,8 @@ class ArityTable {
     // Types and the rest: docs/onnx-types.md.
     for (const char* op : {"Det", "BitCast", "MeanVarianceNormalization", "Shrink"}) Add(op, {{1, 1, 1, 1, 1}});
     Add("ReverseSequence", {{1, 2, 2, 1, 1}});
+    // input, position_ids, cos_cache, sin_cache (ops/contrib/rotary_embedding*).
+    Add("RotaryEmbedding", {{1, 4, 4, 1, 1}}, "com.microsoft");
   }
 
   const OpArity* Find(std::string_view domain, std::string_view op_type, int opset) const {
