@@ -78,8 +78,12 @@ absl::StatusOr<std::unique_ptr<Tokenizer>> Tokenizer::Load(const std::string& pa
   std::ifstream in(path, std::ios::binary);
   if (!in) return absl::NotFoundError(absl::StrCat(path.string(), ": cannot open the tokenizer file"));
   std::unique_ptr<Tokenizer> tokenizer;
+  // A SentencePiece model is a protobuf, whose first byte is often '\n' (field 1's tag): its
+  // name decides, then the first byte.
   const int first = in.peek();
-  if (first == '{' || first == ' ' || first == '\n' || first == '\t' || first == '\r') {
+  const bool json = path.extension() != ".model" &&
+                    (first == '{' || first == ' ' || first == '\n' || first == '\t' || first == '\r');
+  if (json) {
     std::stringstream text;
     text << in.rdbuf();
     auto loaded = tok::LoadTokenizerJson(text.str());

@@ -109,7 +109,12 @@ class ArityTable {
     for (const char* op : {"Det", "BitCast", "MeanVarianceNormalization", "Shrink"}) Add(op, {{1, 1, 1, 1, 1}});
     Add("ReverseSequence", {{1, 2, 2, 1, 1}});
     // input, position_ids, cos_cache, sin_cache (ops/contrib/rotary_embedding*).
+    Add("RotaryEmbedding", {{23, 3, 4, 1, 1}});  // X, cos_cache, sin_cache (, position_ids)
     Add("RotaryEmbedding", {{1, 4, 4, 1, 1}}, "com.microsoft");
+    // A, B, scales (, zero_points, g_idx, bias): ops/quantized/.
+    Add("MatMulNBits", {{1, 3, 6, 1, 1}}, "com.microsoft");
+    // query, seqlens_k, total_sequence_length (, past_key) -> query (, positions): ops/contrib/gqa_positions.h.
+    Add("GroupQueryPositions", {{1, 3, 4, 1, 2}}, "attune");
   }
 
   const OpArity* Find(std::string_view domain, std::string_view op_type, int opset) const {
