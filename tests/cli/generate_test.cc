@@ -184,10 +184,11 @@ TEST(GenerateCliTest, Refusals) {
   EXPECT_NE(ErrorLine(r).find("--max-tensor-mb"), std::string::npos) << ErrorLine(r);
 }
 
-TEST(GenerateCliTest, HelpSaysEncodingIsNotSupported) {
+TEST(GenerateCliTest, HelpSaysPromptsAreTextOrIds) {
   const CliResult r = RunCli({"generate", "--help"});
   EXPECT_EQ(r.exit_code, 0);
-  EXPECT_NE(r.out.find("encoding text into"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("A --prompt is text, encoded with the model's"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--prompt-ids ID,ID,..."), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("--no-inplace-cache"), std::string::npos);
 }
 
