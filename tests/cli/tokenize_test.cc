@@ -46,7 +46,8 @@ TEST(GenerateCli, PromptTextEqualsPromptIds) {
   const CliResult enc = RunCli({"tokenize", "--tokenizer", Tiny(), "--text", "Hello, world", "--json"});
   ASSERT_EQ(enc.exit_code, 0) << Describe(enc);
   std::string ids;
-  for (const auto& id : json::parse(enc.out)["ids"]) ids += (ids.empty() ? "" : ",") + std::to_string(id.get<int64_t>());
+  const json encoded = json::parse(enc.out);  // kept: a range-for over parse(...)["ids"] reads a dead temporary
+  for (const auto& id : encoded["ids"]) ids += (ids.empty() ? "" : ",") + std::to_string(id.get<int64_t>());
   const CliResult by_ids = RunCli({"generate", DecodeModel(), "--prompt-ids", ids, "--max-new-tokens", "12", "--eos-id",
                                    "96", "--tokenizer", Tiny(), "--json", "--threads", "1"});
   ASSERT_EQ(by_ids.exit_code, 0) << Describe(by_ids);
