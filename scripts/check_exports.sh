@@ -8,12 +8,13 @@ lib=${1:?usage: check_exports.sh LIBATTUNE_SO}
 
 # The public API as demangled names (include/attune/*.h, ATTUNE_API); template
 # instances start with their return type, functions returning std::string carry [abi:cxx11].
-allowed='^([^(]* )?attune::(Session::|Tensor::|Generator::|(ListPasses|FindDecoderSignature|DescribeDecoderSignature|ElementSize|ElementTypeName|IsSupportedElementType|HalfToFloat|FloatToHalf|BFloat16ToFloat|FloatToBFloat16|CheckedElementCount|ShapeToString)(\[abi:cxx11\])?\()'
+allowed='^([^(]* )?attune::(Session::|Tensor::|Generator::|DecodeBatch::([^S]|Step)|Tokenizer::|TextStream::|(ListPasses|FindDecoderSignature|DescribeDecoderSignature|ElementSize|ElementTypeName|IsSupportedElementType|HalfToFloat|FloatToHalf|BFloat16ToFloat|FloatToBFloat16|CheckedElementCount|ShapeToString)(\[abi:cxx11\])?\()'
 required=('attune::Session::Create(' 'attune::Session::CreateFromBytes(' 'attune::Session::Run(' 'attune::Session::RunInto('
           'attune::Session::inputs()' 'attune::Session::outputs()' 'attune::Session::fusion_report()'
           'attune::Session::SaveOptimizedModel(' 'attune::Session::~Session()' 'attune::Tensor::Create('
           'attune::Tensor::Borrow(' 'attune::Tensor::Clone()' 'attune::ListPasses' 'attune::ElementTypeName('
-          'attune::Generator::Create(' 'attune::Generator::Generate(' 'attune::FindDecoderSignature(')
+          'attune::Generator::Create(' 'attune::Generator::Generate(' 'attune::FindDecoderSignature('
+          'attune::DecodeBatch::Create(' 'attune::DecodeBatch::Step(' 'attune::Tokenizer::Load(' 'attune::Tokenizer::Decode')
 
 # Defined symbols only (the version node ATTUNE_0 is an absolute symbol, type A).
 symbols=$(nm -D --defined-only "$lib" | awk '$2 != "A" { $1 = ""; $2 = ""; sub(/^  /, ""); print }' | c++filt | sort -u)

@@ -52,7 +52,7 @@ void CopyRow(const Tensor& src, int64_t src_row, int64_t src_width, Tensor& dst,
 
 }  // namespace
 
-struct DecodeBatch::State {
+struct ATTUNE_HIDDEN DecodeBatch::State {
   const Session* decode = nullptr;
   DecoderSignature sig;
   ElementType ids_type = ElementType::kInt64, mask_type = ElementType::kInt64, pos_type = ElementType::kInt64;
