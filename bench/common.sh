@@ -19,3 +19,16 @@ attune=$root/build/tools/attune
 json_field() { /usr/bin/python3 -c "import json,sys; print(json.loads(sys.stdin.read().strip().splitlines()[-1])['$1'])"; }
 # Peak RSS in MB from a /usr/bin/time -v log.
 peak_mb() { awk '/Maximum resident set size/ {printf "%.0f", $6/1024}' "$1"; }
+# One timed engine process: bench_process ort|attune MODEL OUT reads $inputs (a folder of .npy),
+# $input_flags (attune's --input list for it), $n (threads), $repeat, $ort_home; writes OUT.json
+# (the timings) and OUT.time (/usr/bin/time -v), and exits on failure.
+bench_process() {
+  local engine=$1 model=$2 out=$3
+  if [ "$engine" = ort ]; then
+    /usr/bin/time -v env NODE_PATH="$ort_home/node_modules" node "$root/bench/ort_bench.js" "$model" \
+      --inputs "$inputs" --threads "$n" --repeat "$repeat" --warmup 1 > "$out.json" 2> "$out.time"
+  else
+    /usr/bin/time -v "$attune" bench "$model" "${input_flags[@]}" --threads "$n" --iterations "$repeat" \
+      --warmup 1 --json > "$out.json" 2> "$out.time"
+  fi || { echo "error: $engine failed on $model (threads $n):" >&2; cat "$out.time" >&2; exit 1; }
+}

@@ -78,16 +78,7 @@ trap 'stop_busy; rm -rf "$work"' EXIT
 trap 'exit 130' INT TERM
 
 # Runs one engine process of a case; $1 = ort or attune, $2 = round, writes $case/$1.$2.{json,time}.
-run_engine() {
-  local out=$case/$1.$2
-  if [ "$1" = ort ]; then
-    /usr/bin/time -v env NODE_PATH="$ort_home/node_modules" node "$root/bench/ort_bench.js" "$model" \
-      --inputs "$inputs" --threads "$n" --repeat "$repeat" --warmup 1 > "$out.json" 2> "$out.time"
-  else
-    /usr/bin/time -v "$attune" bench "$model" "${input_flags[@]}" --threads "$n" --iterations "$repeat" \
-      --warmup 1 --json > "$out.json" 2> "$out.time"
-  fi || { echo "error: $1 failed on $model (threads $n):" >&2; cat "$out.time" >&2; exit 1; }
-}
+run_engine() { bench_process "$1" "$model" "$case/$1.$2"; }
 
 # The machine's fp32 FMA peak and read bandwidth, measured first, before any load is started.
 peak_json=-

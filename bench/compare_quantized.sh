@@ -49,15 +49,10 @@ done
 
 # One process: $1 = attune_q | ort_q | attune_fp32, $2 = round; writes $case/$1.$2.{json,time}.
 run_engine() {
-  local out=$case/$1.$2 model=$quant
+  local model=$quant engine=attune
   [ "$1" = attune_fp32 ] && model=$fp32
-  if [ "$1" = ort_q ]; then
-    /usr/bin/time -v env NODE_PATH="$ort_home/node_modules" node "$root/bench/ort_bench.js" "$model" \
-      --inputs "$inputs" --threads "$n" --repeat "$repeat" --warmup 1 > "$out.json" 2> "$out.time"
-  else
-    /usr/bin/time -v "$attune" bench "$model" "${input_flags[@]}" --threads "$n" --iterations "$repeat" \
-      --warmup 1 --json > "$out.json" 2> "$out.time"
-  fi || { echo "error: $1 failed on $model (threads $n):" >&2; cat "$out.time" >&2; exit 1; }
+  [ "$1" = ort_q ] && engine=ort
+  bench_process "$engine" "$model" "$case/$1.$2"
 }
 
 echo

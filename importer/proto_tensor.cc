@@ -125,24 +125,12 @@ absl::StatusOr<Tensor> ReadExternal(const onnx::TensorProto& proto, bool has_raw
 }  // namespace
 
 std::string OnnxTypeName(int32_t code) {
-  switch (code) {
-    case 8: return "string";
-    case 14: return "complex64";
-    case 15: return "complex128";
-    case 17: return "float8e4m3fn";
-    case 18: return "float8e4m3fnuz";
-    case 19: return "float8e5m2";
-    case 20: return "float8e5m2fnuz";
-    case 21: return "uint4";
-    case 22: return "int4";
-    case 23: return "float4e2m1";
-    case 24: return "float8e8m0";
-    case 25: return "uint2";
-    case 26: return "int2";
-    default:
-      if (IsSupportedElementType(code)) return ElementTypeName(static_cast<ElementType>(code));
-      return absl::StrCat("code ", code);
-  }
+  if (code == 14) return "complex64";
+  if (code == 15) return "complex128";
+  // ElementTypeName knows every other code up to 26, the narrow types included.
+  std::string name = ElementTypeName(static_cast<ElementType>(code));
+  if (name != "undefined") return name;
+  return absl::StrCat("code ", code);
 }
 
 absl::StatusOr<ElementType> ElementTypeFromOnnx(int32_t code, std::string_view what) {

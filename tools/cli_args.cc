@@ -4,6 +4,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "core/common/escape.h"
 
 namespace attune::cli {
@@ -68,6 +69,18 @@ absl::StatusOr<double> Args::Double(const std::string& flag, double fallback) co
   if (!absl::SimpleAtod(*v, &d) || d < 0)
     return absl::InvalidArgumentError(absl::StrCat("--", flag, " needs a non-negative number, got '", *v, "'"));
   return d;
+}
+
+absl::StatusOr<std::vector<int64_t>> ParseIdList(const std::string& flag, const std::string& text) {
+  std::vector<int64_t> ids;
+  for (absl::string_view part : absl::StrSplit(text, absl::ByAnyChar(", "), absl::SkipWhitespace())) {
+    int64_t id;
+    if (!absl::SimpleAtoi(part, &id))
+      return absl::InvalidArgumentError(
+          absl::StrCat("--", flag, ": ", QuoteName(std::string(part)), " is not a token id (expected ID,ID,...)"));
+    ids.push_back(id);
+  }
+  return ids;
 }
 
 }  // namespace attune::cli

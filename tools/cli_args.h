@@ -1,6 +1,7 @@
 // Command-line parsing for the attune subcommands: positionals plus --flag value / --flag=value.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <set>
@@ -37,5 +38,9 @@ class Args {
   std::multimap<std::string, std::string> values_;
   std::vector<std::pair<std::string, std::string>> ordered_;
 };
+
+/// Token ids separated by commas or spaces ("1,2, 3"); InvalidArgument naming `flag`
+/// and the first part that is not an integer.
+absl::StatusOr<std::vector<int64_t>> ParseIdList(const std::string& flag, const std::string& text);
 
 }  // namespace attune::cli

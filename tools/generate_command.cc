@@ -66,14 +66,7 @@ constexpr char kUsage[] =
     "the prefill). On a terminal a single prompt's text (or ids) is printed as it comes.\n";
 
 absl::StatusOr<std::vector<int64_t>> ParseIds(const std::string& text) {
-  std::vector<int64_t> ids;
-  for (absl::string_view part : absl::StrSplit(text, ',', absl::SkipWhitespace())) {
-    int64_t id;
-    if (!absl::SimpleAtoi(part, &id))
-      return absl::InvalidArgumentError(
-          absl::StrCat("--prompt-ids: ", QuoteName(std::string(part)), " is not a token id (expected ID,ID,...)"));
-    ids.push_back(id);
-  }
+  ASSIGN_OR_RETURN(std::vector<int64_t> ids, ParseIdList("prompt-ids", text));
   if (ids.empty()) return absl::InvalidArgumentError("--prompt-ids needs at least one id");
   return ids;
 }

@@ -40,18 +40,6 @@ constexpr char kUsage[] =
     "Without --json, encoding prints the ids on one line, separated by spaces, and decoding prints\n"
     "the text as it is.\n";
 
-absl::StatusOr<std::vector<int64_t>> ParseIdList(const std::string& text) {
-  std::vector<int64_t> ids;
-  for (absl::string_view part : absl::StrSplit(text, absl::ByAnyChar(", "), absl::SkipWhitespace())) {
-    int64_t id;
-    if (!absl::SimpleAtoi(part, &id))
-      return absl::InvalidArgumentError(
-          absl::StrCat("--decode: ", QuoteName(std::string(part)), " is not a token id (expected ID,ID,...)"));
-    ids.push_back(id);
-  }
-  return ids;
-}
-
 absl::StatusOr<std::string> ReadText(const Args& args) {
   if (auto text = args.Value("text")) return *text;
   const std::string path = *args.Value("file");
@@ -109,7 +97,7 @@ absl::Status Tokenize(const Args& args) {
   ASSIGN_OR_RETURN(std::unique_ptr<Tokenizer> tokenizer, Tokenizer::Load(*path));
   const bool json = args.Has("json");
   if (auto ids_text = args.Value("decode")) {
-    ASSIGN_OR_RETURN(const std::vector<int64_t> ids, ParseIdList(*ids_text));
+    ASSIGN_OR_RETURN(const std::vector<int64_t> ids, ParseIdList("decode", *ids_text));
     ASSIGN_OR_RETURN(const std::string text, tokenizer->Decode(ids, args.Has("skip-special")));
     if (json) std::printf("%s\n", nlohmann::json({{"text", text}}).dump().c_str());
     else std::printf("%s\n", text.c_str());

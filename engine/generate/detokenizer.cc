@@ -1,68 +1,22 @@
 #include "engine/generate/detokenizer.h"
 
-#include <array>
 #include <fstream>
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "core/common/escape.h"
 #include "nlohmann/json.hpp"
+#include "tokenizer/utf8.h"
 
 namespace attune {
 namespace {
 
-// GPT-2's bytes_to_unicode, inverted: the printable bytes ! .. ~, ¡ .. ¬ and
-// ® .. ÿ stand for themselves; the other 68 bytes are U+0100 onwards in
-// byte order. Returns, per code point below 0x200, the byte it stands for or -1.
-const std::array<int, 0x200>& UnicodeToByte() {
-  static const std::array<int, 0x200> table = [] {
-    std::array<int, 0x200> t;
-    t.fill(-1);
-    int next = 0x100;
-    for (int b = 0; b < 256; ++b) {
-      const bool printable = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
-      t[printable ? b : next++] = b;
-    }
-    return t;
-  }();
-  return table;
-}
-
 // Code points of a UTF-8 string (an invalid byte becomes U+FFFD).
-std::vector<uint32_t> CodePoints(const std::string& s) {
-  std::vector<uint32_t> out;
-  for (size_t i = 0; i < s.size();) {
-    const unsigned char c = s[i];
-    const int len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-    if (len == 0 || i + len > s.size()) {
-      out.push_back(0xFFFD);
-      ++i;
-      continue;
-    }
-    uint32_t cp = len == 1 ? c : c & (0x7F >> len);
-    for (int k = 1; k < len; ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
-    out.push_back(cp);
-    i += len;
-  }
+std::vector<char32_t> CodePoints(const std::string& s) {
+  const std::string text = tok::FindInvalidUtf8(s) == std::string::npos ? s : tok::LossyUtf8(s);
+  std::vector<char32_t> out;
+  for (size_t pos = 0; pos < text.size();) out.push_back(tok::NextCodePoint(text, pos));
   return out;
-}
-
-void AppendUtf8(uint32_t cp, std::string& out) {
-  if (cp < 0x80) {
-    out.push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else if (cp < 0x10000) {
-    out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else {
-    out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  }
 }
 
 // <0x0A> -> 10, else -1 (SentencePiece's byte fallback tokens).
@@ -161,19 +115,19 @@ std::string Detokenizer::TokenBytes(int64_t id) const {
   if (special_[id] || mode_ == Mode::kPlain) return token;
   std::string out;
   if (mode_ == Mode::kByteLevel) {
-    const auto& table = UnicodeToByte();
-    for (uint32_t cp : CodePoints(token)) {
-      if (cp < table.size() && table[cp] >= 0) {
-        out.push_back(static_cast<char>(table[cp]));
+    for (char32_t cp : CodePoints(token)) {
+      const int byte = tok::ByteLevelByte(cp);
+      if (byte >= 0) {
+        out.push_back(static_cast<char>(byte));
       } else {
-        AppendUtf8(cp, out);  // not from the byte table: keep the character
+        tok::AppendUtf8(out, cp);  // not from the byte table: keep the character
       }
     }
     return out;
   }
   const int byte = ByteFallback(token);
   if (byte >= 0) return std::string(1, static_cast<char>(byte));
-  for (uint32_t cp : CodePoints(token)) AppendUtf8(cp == 0x2581 ? ' ' : cp, out);
+  for (char32_t cp : CodePoints(token)) tok::AppendUtf8(out, cp == 0x2581 ? U' ' : cp);
   return out;
 }
 
