@@ -173,7 +173,7 @@ def mha_forms(root, rng, write_case, vi, init):
         helper.make_node("MultiHeadAttention", ["q", "k", "v", "bias", "pad_l"], ["y_separate"], name="MHA_separate",
                          domain=MS, num_heads=heads),
         # 1-D key padding (ends) and a custom scale.
-        helper.make_node("MultiHeadAttention", ["q", "k", "v", "", "ends"], ["y_ends"], name="MHA_ends",
+        helper.make_node("MultiHeadAttention", ["q", "k", "v", "", "ends"], ["y_ends", "pk_ends", "pv_ends"], name="MHA_ends",
                          domain=MS, num_heads=heads, scale=0.2),
         # 3-D mask.
         helper.make_node("MultiHeadAttention", ["q", "k", "v", "", "mask3"], ["y_mask3"], name="MHA_mask3",
@@ -188,7 +188,8 @@ def mha_forms(root, rng, write_case, vi, init):
     ]
     outs = [vi("y_separate", F, [b, s, hid]), vi("y_ends", F, [b, s, hid]), vi("y_mask3", F, [b, s, hid]),
             vi("y_cross", F, [b, s, hid]), vi("y_past", F, [b, s, hid]),
-            vi("present_key", F, [b, heads, 3 + s, d]), vi("present_value", F, [b, heads, 3 + s, d])]
+            vi("present_key", F, [b, heads, 3 + s, d]), vi("present_value", F, [b, heads, 3 + s, d]),
+            vi("pk_ends", F, [b, heads, l, d]), vi("pv_ends", F, [b, heads, l, d])]
     ins = [vi(k, I32 if v.dtype == np.int32 else F, list(v.shape)) for k, v in feeds.items()
            if k not in ("qkv", "kv")]
     write_case(root, "mha_forms", nodes, ins, outs, {k: v for k, v in feeds.items() if k not in ("qkv", "kv")},
