@@ -59,7 +59,7 @@ def attention_masks(root, rng, write_case, vi, init):
     w, bias = _r(rng, h, 3 * h, scale=0.4), _r(rng, 3 * h)
     feeds = {"x": x,
              "ends": np.array([3, 0], np.int32),                      # row 1: every key hidden
-             "ends_starts": np.array([5, 4, 2, 0], np.int32),         # left padding of 2 on row 0
+             "ends_starts": np.array([5, 9, 2, 0], np.int32),         # row 0 left-padded by 2; row 1 ends past T
              "raw2d": np.array([[1, 0, 1, 1, 0], [1, 1, 1, 1, 1]], np.int32),
              "raw3d": rng.integers(0, 2, (b, s, s)).astype(np.int32),
              "bias4d": _r(rng, 1, heads, s, s)}
