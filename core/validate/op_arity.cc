@@ -115,6 +115,8 @@ class ArityTable {
     Add("MatMulNBits", {{1, 3, 6, 1, 1}}, "com.microsoft");
     // query, seqlens_k, total_sequence_length (, past_key) -> query (, positions): ops/contrib/gqa_positions.h.
     Add("GroupQueryPositions", {{1, 3, 4, 1, 2}}, "attune");
+    // mask, query (, key, past_key's shape) -> mask for attune.MultiHeadAttention: ops/contrib/attention_mask_index.h.
+    Add("AttentionMaskIndex", {{1, 2, 4, 1, 1}}, "attune");
   }
 
   const OpArity* Find(std::string_view domain, std::string_view op_type, int opset) const {

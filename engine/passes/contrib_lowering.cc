@@ -36,6 +36,8 @@ const std::map<std::string, LowerFn>& MsLowerings() {
       {"BiasAdd", contrib::LowerBiasAdd},
       {"FusedMatMul", contrib::LowerFusedMatMul},
       {"GroupQueryAttention", contrib::LowerGroupQueryAttention},
+      {"Attention", contrib::LowerMsAttention},
+      {"MultiHeadAttention", contrib::LowerMsMultiHeadAttention},
   };
   return *table;
 }

@@ -1,3 +1,4 @@
+#include "ops/contrib/attention_mask_index.h"
 #include "ops/contrib/gqa_positions.h"
 #include "ops/contrib/rotary_embedding.h"
 #include "ops/registry.h"
@@ -10,6 +11,8 @@ void RegisterContribKernels(KernelRegistry& registry) {
   registry.Register("com.microsoft", "RotaryEmbedding", 1, MakeMsRotaryEmbeddingKernel);
   // GroupQueryAttention's positions and cache checks (engine/passes/contrib/gqa_lowering.cc).
   registry.Register("attune", "GroupQueryPositions", 1, MakeGroupQueryPositionsKernel);
+  // Attention / MultiHeadAttention masks (engine/passes/contrib/ms_attention_lowering.cc).
+  registry.Register("attune", "AttentionMaskIndex", 1, MakeAttentionMaskIndexKernel);
 }
 
 }  // namespace attune

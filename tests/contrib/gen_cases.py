@@ -12,6 +12,7 @@ import numpy as np
 from onnx import TensorProto, helper, numpy_helper, save
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gen_ms_attention  # noqa: E402
 MS = "com.microsoft"
 F = TensorProto.FLOAT
 I32 = TensorProto.INT32
@@ -388,6 +389,8 @@ def main():
     gqa(root, rng)
     genai_decoders(root)
     bad_cases(os.path.join(os.path.dirname(root), "data_bad"), rng)
+    # Attention and MultiHeadAttention, with a generator of their own.
+    gen_ms_attention.generate(root, os.path.join(os.path.dirname(root), "data_bad"), write_case, vi, init)
 
 
 if __name__ == "__main__":

@@ -8,5 +8,8 @@ for d in "$here"/data/*/; do
   [ -f "$d/model.onnx" ] || continue
   [ -f "$d/REFERENCE" ] && continue  # a reference written by the generator
   rm -rf "$d/expected"
-  "$ort" "$d/model.onnx" --inputs "$d/inputs" --out "$d/expected" > /dev/null || { echo "ORT failed on $d" >&2; exit 1; }
+  # A form ONNX Runtime's CPU kernels refuse has an equivalent graph beside it.
+  model="$d/model.onnx"
+  [ -f "$d/reference.onnx" ] && model="$d/reference.onnx"
+  "$ort" "$model" --inputs "$d/inputs" --out "$d/expected" > /dev/null || { echo "ORT failed on $d" >&2; exit 1; }
 done

@@ -66,10 +66,13 @@ absl::Status Lowering::Finish(PassContext& context, std::string written_as, std:
   if (kept.empty()) {
     RETURN_IF_ERROR(graph_.RemoveNode(node_));
   } else {
+    // ReplaceNode frees the vendor node: its name is read before, not through node_ after.
+    const std::string extra_base = Base("output");
     graph_.ReplaceNode(node_, "Identity", "", {kept[0].second}, {kept[0].first}, {});
     for (size_t i = 1; i < kept.size(); ++i)
-      graph_.AddNode("Identity", "", graph_.UniqueName(Base("output")), {kept[i].second}, {kept[i].first});
+      graph_.AddNode("Identity", "", graph_.UniqueName(extra_base), {kept[i].second}, {kept[i].first});
   }
+  node_ = nullptr;  // removed or replaced: freed
   if (context.report != nullptr) {
     OpFusionRecord record;
     record.op = std::move(written_as);

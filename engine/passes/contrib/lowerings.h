@@ -21,8 +21,10 @@ absl::Status LowerBiasGelu(Lowering& l, PassContext& context);
 absl::Status LowerQuickGelu(Lowering& l, PassContext& context);
 absl::Status LowerBiasAdd(Lowering& l, PassContext& context);
 
-// Attention (gqa_lowering.cc).
+// Attention (gqa_lowering.cc, attention_lowering.cc, mha_lowering.cc).
 absl::Status LowerGroupQueryAttention(Lowering& l, PassContext& context);
+absl::Status LowerMsAttention(Lowering& l, PassContext& context);
+absl::Status LowerMsMultiHeadAttention(Lowering& l, PassContext& context);
 
 // Products (matmul_lowering.cc).
 absl::Status LowerFusedMatMul(Lowering& l, PassContext& context);

@@ -66,11 +66,25 @@ absl::Status GroupQueryPositionsRule(ShapeContext& ctx) {
   return absl::OkStatus();
 }
 
+// attune.AttentionMaskIndex (mask, query, key?, past_key's shape?) -> bool
+// [batch, keys] (additive = 0) or float [batch, 1, sequence, keys] (additive = 1).
+absl::Status AttentionMaskIndexRule(ShapeContext& ctx) {
+  auto additive = ctx.attrs().GetInt("additive", 0);
+  if (!additive.ok()) return additive.status();
+  ctx.output(0).type = *additive == 1 ? ElementType::kFloat32 : ElementType::kBool;
+  const auto& q = ctx.input(1).shape;
+  if (q && q->size() >= 2)
+    ctx.output(0).shape = *additive == 1 ? SymbolicShape{(*q)[0], Dim::Known(1), (*q)[1], Dim()}
+                                         : SymbolicShape{(*q)[0], Dim()};
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 void AddAttentionRules(RuleTable& table) {
   table.Add(mha::kOpType, MultiHeadAttentionRule, mha::kDomain);
   table.Add("GroupQueryPositions", GroupQueryPositionsRule, "attune");
+  table.Add("AttentionMaskIndex", AttentionMaskIndexRule, "attune");
 }
 
 }  // namespace attune::shape_rules
