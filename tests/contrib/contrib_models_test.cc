@@ -76,8 +76,9 @@ TEST_P(ContribModelTest, MatchesOnnxRuntimeFusedAndUnfused) {
       auto it = std::find_if(outputs->begin(), outputs->end(), [&](const auto& o) { return o.first == name; });
       ASSERT_NE(it, outputs->end()) << "no output " << name;
       if (want.type() == ElementType::kFloat32) {
-        ASSERT_EQ(it->second.shape(), want.shape()) << name;
-        EXPECT_LE(testing::MaxAbsDifference(it->second, want), 1e-4) << name << (fuse ? " (fused)" : " (unfused)");
+        // 1e-4 absolute, plus fp32 rounding of the larger values (|x| up to ~50 in the rotary cases).
+        EXPECT_EQ(testing::CompareTensors(it->second, want, {1e-5, 1e-4}), "")
+            << name << (fuse ? " (fused)" : " (unfused)");
       } else {
         EXPECT_EQ(testing::CompareTensors(it->second, want, {0.0, 0.0}), "") << name;
       }
