@@ -125,6 +125,17 @@ float LoadFloat(const T& v) {
   else return static_cast<float>(v);
 }
 
+// x / scale: int32 in double; a float x in float32, rounded to x's 16-bit type
+// when the scale has that type too (round_to).
+template <typename X>
+float Quotient(X v, float scale, ElementType round_to) {
+  if constexpr (std::is_same_v<X, int32_t>) {
+    return static_cast<float>(static_cast<double>(v) / static_cast<double>(scale));
+  } else {
+    return RoundThroughType(round_to, LoadFloat(v) / scale);
+  }
+}
+
 template <typename X, typename Q>
 void QuantizeTyped(const Tensor& x, ElementType scale_type, const RunParams& p, IntRange range, Tensor* y,
                    int threads) {
@@ -134,12 +145,7 @@ void QuantizeTyped(const Tensor& x, ElementType scale_type, const RunParams& p, 
   const ElementType round_to = x.type() == scale_type ? x.type() : ElementType::kFloat32;
   ForEachElement(p.layout, threads, [&](int64_t e, int64_t s) {
     const int32_t zp = p.zero_points.empty() ? 0 : p.zero_points[s];
-    float q;
-    if constexpr (std::is_same_v<X, int32_t>) {
-      q = static_cast<float>(static_cast<double>(in[e]) / static_cast<double>(p.scales[s]));
-    } else {
-      q = RoundThroughType(round_to, LoadFloat(in[e]) / p.scales[s]);
-    }
+    const float q = Quotient(in[e], p.scales[s], round_to);
     out[e] = static_cast<Q>(QuantizeValue(q, zp, range));
   });
 }
@@ -154,12 +160,7 @@ void QuantizeToNarrow(const Tensor& x, ElementType scale_type, const RunParams& 
   const ElementType round_to = x.type() == scale_type ? x.type() : ElementType::kFloat32;
   ForEachElement(p.layout, threads, [&](int64_t e, int64_t s) {
     const float zp = p.narrow_zero_points.empty() ? 0.0f : p.narrow_zero_points[s];
-    float q;
-    if constexpr (std::is_same_v<X, int32_t>) {
-      q = static_cast<float>(static_cast<double>(in[e]) / static_cast<double>(p.scales[s]));
-    } else {
-      q = RoundThroughType(round_to, LoadFloat(in[e]) / p.scales[s]);
-    }
+    const float q = Quotient(in[e], p.scales[s], round_to);
     out[e] = range ? IntegerToNarrow(out_type, QuantizeValue(q, static_cast<int32_t>(zp), *range))
                    : FloatToNarrow(out_type, q + zp, saturate);
   });

@@ -124,7 +124,7 @@ TEST(RecurrentTest, ReverseGruBothResetForms) {
           }
           next[j] = (1 - z) * cand + z * h[j];
         }
-        h = next;
+        h.swap(next);
         for (int j = 0; j < hidden; ++j) y[(t * batch + n) * hidden + j] = h[j];
       }
       for (int j = 0; j < hidden; ++j) yh[n * hidden + j] = h[j];
