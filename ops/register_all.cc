@@ -20,6 +20,8 @@ void RegisterLossKernels(KernelRegistry& registry);
 void RegisterSelectKernels(KernelRegistry& registry);
 void RegisterSignalKernels(KernelRegistry& registry);
 void RegisterContribKernels(KernelRegistry& registry);
+void RegisterRecurrentKernels(KernelRegistry& registry);
+void RegisterTrainingKernels(KernelRegistry& registry);
 
 void RegisterAllKernels(KernelRegistry& registry) {
   RegisterElementwiseKernels(registry);
@@ -38,6 +40,8 @@ void RegisterAllKernels(KernelRegistry& registry) {
   RegisterSelectKernels(registry);
   RegisterSignalKernels(registry);
   RegisterContribKernels(registry);
+  RegisterRecurrentKernels(registry);
+  RegisterTrainingKernels(registry);
 }
 
 }  // namespace attune

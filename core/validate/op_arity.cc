@@ -71,6 +71,7 @@ class ArityTable {
     Add("Range", {{1, 3, 3, 1, 1}});
     // Scatter ops: data, indices, updates.
     for (const char* op : {"ScatterND", "ScatterElements", "Scatter"}) Add(op, {{1, 3, 3, 1, 1}});
+    Add("TensorScatter", {{1, 2, 3, 1, 1}});  // past_cache, update (, write_indices)
     // Attention: Q, K, V, mask, past K, past V (, nonpad_kv_seqlen from 24) -> Y, present K, present V,
     // QK output.
     Add("Attention", {{1, 3, 6, 1, 4}, {24, 3, 7, 1, 4}});
@@ -98,11 +99,18 @@ class ArityTable {
     Add("Pad", {{1, 1, 1, 1, 1}, {11, 2, 3, 1, 1}, {18, 2, 4, 1, 1}});
     Add("CenterCropPad", {{1, 2, 2, 1, 1}});
     Add("GridSample", {{1, 2, 2, 1, 1}});
+    Add("AffineGrid", {{1, 2, 2, 1, 1}});
+    Add("Col2Im", {{1, 3, 3, 1, 1}});
+    // Signal: input (, dft_length (, axis from 20)); signal, frame_step (, window, frame_length); the mel inputs.
+    Add("DFT", {{1, 1, 2, 1, 1}, {20, 1, 3, 1, 1}});
+    Add("STFT", {{1, 2, 4, 1, 1}});
+    Add("MelWeightMatrix", {{1, 5, 5, 1, 1}});
     // Selection and indexing; losses.
     Add("TopK", {{1, 1, 1, 2, 2}, {10, 2, 2, 2, 2}});
     Add("OneHot", {{1, 3, 3, 1, 1}});
     for (const char* op : {"Compress", "GatherND", "CumProd"}) Add(op, {{1, 2, 2, 1, 1}});
     Add("Unique", {{1, 1, 1, 1, 4}});
+    Add("NonMaxSuppression", {{1, 2, 5, 1, 1}});  // boxes, scores (, max per class, iou, score thresholds)
     Add("NegativeLogLikelihoodLoss", {{1, 2, 3, 1, 1}});
     Add("SoftmaxCrossEntropyLoss", {{1, 2, 3, 1, 2}});
     // Types and the rest: docs/onnx-types.md.
@@ -117,6 +125,16 @@ class ArityTable {
     Add("GroupQueryPositions", {{1, 3, 4, 1, 2}}, "attune");
     // mask, query (, key, past_key's shape) -> mask for attune.MultiHeadAttention: ops/contrib/attention_mask_index.h.
     Add("AttentionMaskIndex", {{1, 2, 4, 1, 1}}, "attune");
+    // Recurrences (ops/recurrent/): query, key, value (, past_state, decay, beta) -> output (, present_state);
+    // input, weight (, bias, past_state) -> output (, present_state).
+    Add("LinearAttention", {{1, 3, 6, 1, 2}});
+    Add("CausalConvWithState", {{1, 2, 4, 1, 2}});
+    // X, W, R (, B, sequence_lens, initial_h (, initial_c, P)) -> Y, Y_h (, Y_c), every output optional.
+    Add("RNN", {{1, 3, 6, 0, 2}});
+    Add("GRU", {{1, 3, 6, 0, 2}});
+    Add("LSTM", {{1, 3, 8, 0, 3}});
+    // Optimizer steps (ops/training/): R, T, then X, G and the states per tensor.
+    for (const char* op : {"Adagrad", "Adam", "Momentum"}) Add(op, {{1, 5, kMany, 2, kMany}}, "ai.onnx.preview.training");
   }
 
   const OpArity* Find(std::string_view domain, std::string_view op_type, int opset) const {

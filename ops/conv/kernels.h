@@ -15,4 +15,10 @@ absl::StatusOr<std::unique_ptr<Kernel>> MakeConvKernel(const KernelInfo& info);
 /// ONNX ConvTranspose (opsets 1, 11, 22), float32 and float64 (conv_transpose.cc).
 absl::StatusOr<std::unique_ptr<Kernel>> MakeConvTransposeKernel(const KernelInfo& info);
 
+/// CausalConvWithState (opset 27): depthwise causal 1-D conv with a carried state (causal_conv_with_state.cc).
+absl::StatusOr<std::unique_ptr<Kernel>> MakeCausalConvWithStateKernel(const KernelInfo& info);
+
+/// Col2Im (opset 18): sliding blocks summed back into an image (col2im.cc).
+absl::StatusOr<std::unique_ptr<Kernel>> MakeCol2ImKernel(const KernelInfo& info);
+
 }  // namespace attune

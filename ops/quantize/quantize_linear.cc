@@ -5,12 +5,17 @@
 // x and the scale are both that type, as ONNX's reference computes), rounds
 // half to even, adds the zero point and saturates; dequantizing computes
 // (x - zero_point) · scale in float32 and rounds once to the output type.
+// The narrow types (opset 21 on: int4, uint4, int2, uint2, the float8 formats
+// and float4e2m1) are held one element per byte: integer ones quantize as the
+// wider integers do within their range; float ones add the zero point to the
+// quotient and round it to the format (saturating unless saturate=0).
 #include <algorithm>
 #include <cmath>
 #include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "core/common/status_macros.h"
+#include "core/ir/narrow_types.h"
 #include "core/ir/round_through_type.h"
 #include "ops/common/node_label.h"
 #include "ops/common/parallel.h"
@@ -30,7 +35,20 @@ struct QdqAttributes {
   int64_t axis = 1;
   int64_t block_size = 0;
   int64_t output_dtype = 0;  // 0: not given
+  bool saturate = true;      // float8 and float4 outputs only
 };
+
+// The narrow types QuantizeLinear / DequantizeLinear take (float8e8m0 is a scale format, not a quantized one).
+bool IsNarrowQuantType(ElementType t) { return IsNarrowType(t) && t != kFloat8E8M0; }
+
+// The integer range of a narrow integer type; nullopt for the float formats.
+std::optional<IntRange> NarrowIntRange(ElementType t) {
+  if (t == kInt4) return IntRange{-8, 7};
+  if (t == kUint4) return IntRange{0, 15};
+  if (t == kInt2) return IntRange{-2, 1};
+  if (t == kUint2) return IntRange{0, 3};
+  return std::nullopt;
+}
 
 absl::StatusOr<QdqAttributes> ReadQdqAttributes(const KernelInfo& info, const std::string& label) {
   QdqAttributes a;
@@ -43,6 +61,9 @@ absl::StatusOr<QdqAttributes> ReadQdqAttributes(const KernelInfo& info, const st
   a.axis = *axis;
   a.block_size = *block;
   a.output_dtype = *dtype;
+  auto saturate = info.attrs().GetInt("saturate", 1);
+  if (!saturate.ok()) return absl::InvalidArgumentError(absl::StrCat(label, ": attribute saturate is an int"));
+  a.saturate = *saturate != 0;
   if (a.opset < 21 && (info.attrs().Has("block_size") || info.attrs().Has("output_dtype")))
     return absl::InvalidArgumentError(
         absl::StrCat(label, ": block_size and output_dtype arrive with opset 21; the model imports opset ", a.opset));
@@ -56,6 +77,7 @@ struct RunParams {
   ScaleLayout layout;
   std::vector<float> scales;
   std::vector<int32_t> zero_points;  // empty: all zero
+  std::vector<float> narrow_zero_points;  // a narrow zero point's values; empty: none
 };
 
 absl::StatusOr<RunParams> ReadRunParams(const std::string& label, const QdqAttributes& attrs, const Tensor& x,
@@ -72,7 +94,13 @@ absl::StatusOr<RunParams> ReadRunParams(const std::string& label, const QdqAttri
     if (zero_point->shape() != scale.shape() && !one_each)
       return absl::InvalidArgumentError(absl::StrCat(label, ": zero point (input 2) has ", zero_point->num_elements(),
                                                      " elements in a shape other than the scale's"));
-    ASSIGN_OR_RETURN(p.zero_points, ReadIntegers(*zero_point, label + ": zero point (input 2)"));
+    if (IsNarrowQuantType(zero_point->type())) {
+      const uint8_t* bits = zero_point->data<uint8_t>();
+      for (int64_t i = 0; i < zero_point->num_elements(); ++i)
+        p.narrow_zero_points.push_back(NarrowToFloat(zero_point->type(), bits[i]));
+    } else {
+      ASSIGN_OR_RETURN(p.zero_points, ReadIntegers(*zero_point, label + ": zero point (input 2)"));
+    }
   }
   return p;
 }
@@ -97,6 +125,17 @@ float LoadFloat(const T& v) {
   else return static_cast<float>(v);
 }
 
+// x / scale: int32 in double; a float x in float32, rounded to x's 16-bit type
+// when the scale has that type too (round_to).
+template <typename X>
+float Quotient(X v, float scale, ElementType round_to) {
+  if constexpr (std::is_same_v<X, int32_t>) {
+    return static_cast<float>(static_cast<double>(v) / static_cast<double>(scale));
+  } else {
+    return RoundThroughType(round_to, LoadFloat(v) / scale);
+  }
+}
+
 template <typename X, typename Q>
 void QuantizeTyped(const Tensor& x, ElementType scale_type, const RunParams& p, IntRange range, Tensor* y,
                    int threads) {
@@ -106,19 +145,34 @@ void QuantizeTyped(const Tensor& x, ElementType scale_type, const RunParams& p, 
   const ElementType round_to = x.type() == scale_type ? x.type() : ElementType::kFloat32;
   ForEachElement(p.layout, threads, [&](int64_t e, int64_t s) {
     const int32_t zp = p.zero_points.empty() ? 0 : p.zero_points[s];
-    float q;
-    if constexpr (std::is_same_v<X, int32_t>) {
-      q = static_cast<float>(static_cast<double>(in[e]) / static_cast<double>(p.scales[s]));
-    } else {
-      q = RoundThroughType(round_to, LoadFloat(in[e]) / p.scales[s]);
-    }
+    const float q = Quotient(in[e], p.scales[s], round_to);
     out[e] = static_cast<Q>(QuantizeValue(q, zp, range));
   });
 }
 
 template <typename X>
+void QuantizeToNarrow(const Tensor& x, ElementType scale_type, const RunParams& p, bool saturate, Tensor* y,
+                      int threads) {
+  const X* in = x.data<X>();
+  uint8_t* out = y->data<uint8_t>();
+  const ElementType out_type = y->type();
+  const std::optional<IntRange> range = NarrowIntRange(out_type);
+  const ElementType round_to = x.type() == scale_type ? x.type() : ElementType::kFloat32;
+  ForEachElement(p.layout, threads, [&](int64_t e, int64_t s) {
+    const float zp = p.narrow_zero_points.empty() ? 0.0f : p.narrow_zero_points[s];
+    const float q = Quotient(in[e], p.scales[s], round_to);
+    out[e] = range ? IntegerToNarrow(out_type, QuantizeValue(q, static_cast<int32_t>(zp), *range))
+                   : FloatToNarrow(out_type, q + zp, saturate);
+  });
+}
+
+template <typename X>
 absl::Status QuantizeTo(const Tensor& x, ElementType scale_type, const RunParams& p, ElementType out_type, Tensor* y,
-                        int threads, const std::string& label) {
+                        int threads, const std::string& label, bool saturate) {
+  if (IsNarrowQuantType(out_type)) {
+    QuantizeToNarrow<X>(x, scale_type, p, saturate, y, threads);
+    return absl::OkStatus();
+  }
   ASSIGN_OR_RETURN(IntRange range, RangeOf(out_type, label + ": output"));
   switch (out_type) {
     case ElementType::kInt8: QuantizeTyped<X, int8_t>(x, scale_type, p, range, y, threads); break;
@@ -138,6 +192,12 @@ absl::StatusOr<ElementType> QuantizedOutputType(const std::string& label, const 
                                                    ElementTypeName(*zero_point_type), " but output_dtype is ",
                                                    ElementTypeName(from_attr)));
   const ElementType t = zero_point_type ? *zero_point_type : a.output_dtype != 0 ? from_attr : ElementType::kUint8;
+  if (IsNarrowQuantType(t)) {
+    if (a.opset < 21)
+      return absl::InvalidArgumentError(absl::StrCat(label, ": output type ", ElementTypeName(t),
+                                                     " arrives with opset 21; the model imports opset ", a.opset));
+    return t;
+  }
   RETURN_IF_ERROR(RangeOf(t, label + ": output").status());
   return t;
 }
@@ -159,10 +219,10 @@ class QuantizeLinearKernelImpl final : public Kernel {
     ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutputForOverwrite(0, out_type, x->shape()));
     const int threads = ctx.threads();
     switch (x->type()) {
-      case ElementType::kFloat32: return QuantizeTo<float>(*x, scale->type(), p, out_type, y, threads, label_);
-      case ElementType::kFloat16: return QuantizeTo<Float16>(*x, scale->type(), p, out_type, y, threads, label_);
-      case ElementType::kBFloat16: return QuantizeTo<BFloat16>(*x, scale->type(), p, out_type, y, threads, label_);
-      case ElementType::kInt32: return QuantizeTo<int32_t>(*x, scale->type(), p, out_type, y, threads, label_);
+      case ElementType::kFloat32: return QuantizeTo<float>(*x, scale->type(), p, out_type, y, threads, label_, attrs_.saturate);
+      case ElementType::kFloat16: return QuantizeTo<Float16>(*x, scale->type(), p, out_type, y, threads, label_, attrs_.saturate);
+      case ElementType::kBFloat16: return QuantizeTo<BFloat16>(*x, scale->type(), p, out_type, y, threads, label_, attrs_.saturate);
+      case ElementType::kInt32: return QuantizeTo<int32_t>(*x, scale->type(), p, out_type, y, threads, label_, attrs_.saturate);
       default:
         return absl::InvalidArgumentError(absl::StrCat(label_, ": input x has type ", ElementTypeName(x->type()),
                                                        "; QuantizeLinear takes float32, float16, bfloat16 or int32"));
@@ -185,6 +245,27 @@ void DequantizeTyped(const Tensor& x, const RunParams& p, Tensor* y, int threads
     else if constexpr (std::is_same_v<Y, BFloat16>) out[e] = FloatToBFloat16(v);
     else out[e] = v;
   });
+}
+
+template <typename Y>
+void DequantizeNarrowTyped(const Tensor& x, const RunParams& p, Tensor* y, int threads) {
+  const uint8_t* in = x.data<uint8_t>();
+  Y* out = y->data<Y>();
+  ForEachElement(p.layout, threads, [&](int64_t e, int64_t s) {
+    const float zp = p.narrow_zero_points.empty() ? 0.0f : p.narrow_zero_points[s];
+    const float v = (NarrowToFloat(x.type(), in[e]) - zp) * p.scales[s];
+    if constexpr (std::is_same_v<Y, Float16>) out[e] = FloatToHalf(v);
+    else if constexpr (std::is_same_v<Y, BFloat16>) out[e] = FloatToBFloat16(v);
+    else out[e] = v;
+  });
+}
+
+void DequantizeNarrow(const Tensor& x, const RunParams& p, Tensor* y, int threads) {
+  switch (y->type()) {
+    case ElementType::kFloat16: DequantizeNarrowTyped<Float16>(x, p, y, threads); break;
+    case ElementType::kBFloat16: DequantizeNarrowTyped<BFloat16>(x, p, y, threads); break;
+    default: DequantizeNarrowTyped<float>(x, p, y, threads); break;
+  }
 }
 
 template <typename Q>
@@ -225,8 +306,13 @@ class DequantizeLinearKernelImpl final : public Kernel {
       case ElementType::kUint16: DequantizeTo<uint16_t>(*x, p, y, threads); break;
       case ElementType::kInt32: DequantizeTo<int32_t>(*x, p, y, threads); break;
       default:
+        if (IsNarrowQuantType(x->type()) && attrs_.opset >= 21) {
+          DequantizeNarrow(*x, p, y, threads);
+          break;
+        }
         return absl::UnimplementedError(absl::StrCat(label_, ": input x has type ", ElementTypeName(x->type()),
-                                                     "; DequantizeLinear runs int8, uint8, int16, uint16 and int32"));
+                                                     "; DequantizeLinear runs int8, uint8, int16, uint16, int32 and (from opset 21) "
+                                                     "the 4-bit, 2-bit, float8 and float4 types"));
     }
     return absl::OkStatus();
   }

@@ -12,6 +12,7 @@ void RegisterResizeKernels(KernelRegistry& registry) {
   registry.Register("", "Upsample", 7, 9, MakeUpsampleKernel);
   // GridSample-16 is 4-D with bilinear/bicubic; 20 N-D with linear/cubic; 22 adds types.
   registry.Register("", "GridSample", 16, MakeGridSampleKernel);
+  registry.Register("", "AffineGrid", 20, MakeAffineGridKernel);
 }
 
 }  // namespace attune

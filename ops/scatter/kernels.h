@@ -14,4 +14,7 @@ absl::StatusOr<std::unique_ptr<Kernel>> MakeScatterNDKernel(const KernelInfo& in
 /// 9-10, which is the same op without `reduction`.
 absl::StatusOr<std::unique_ptr<Kernel>> MakeScatterElementsKernel(const KernelInfo& info);
 
+/// TensorScatter (opset 24): a cache update along a sequence axis (tensor_scatter.cc).
+absl::StatusOr<std::unique_ptr<Kernel>> MakeTensorScatterKernel(const KernelInfo& info);
+
 }  // namespace attune::scatter

@@ -13,6 +13,7 @@ void RegisterScatterKernels(KernelRegistry& registry) {
   registry.Register("", "ScatterElements", 11, MakeScatterElementsKernel);  // add/mul from 16, max/min from 18
   // Deprecated at 11 in favour of ScatterElements, whose meaning it has.
   registry.Register("", "Scatter", 9, 10, MakeScatterElementsKernel);
+  registry.Register("", "TensorScatter", 24, MakeTensorScatterKernel);
 }
 
 }  // namespace attune

@@ -22,5 +22,6 @@ SelectKernelOr MakeCompressKernel(const KernelInfo& info);   // compress.cc
 SelectKernelOr MakeNonZeroKernel(const KernelInfo& info);    // compress.cc
 SelectKernelOr MakeGatherNDKernel(const KernelInfo& info);   // gather_nd.cc
 SelectKernelOr MakeUniqueKernel(const KernelInfo& info);     // unique.cc
+SelectKernelOr MakeNonMaxSuppressionKernel(const KernelInfo& info);  // non_max_suppression.cc
 
 }  // namespace attune

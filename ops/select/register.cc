@@ -12,6 +12,7 @@ void RegisterSelectKernels(KernelRegistry& registry) {
   registry.Register("", "NonZero", 9, MakeNonZeroKernel);
   registry.Register("", "GatherND", 11, MakeGatherNDKernel);  // batch_dims from 12
   registry.Register("", "Unique", 11, MakeUniqueKernel);
+  registry.Register("", "NonMaxSuppression", 10, MakeNonMaxSuppressionKernel);  // center_point_box either way
 }
 
 }  // namespace attune

@@ -9,6 +9,9 @@ void RegisterSignalKernels(KernelRegistry& registry) {
                     [](const KernelInfo& i) { return MakeWindowKernel(i, WindowKind::kHamming); });
   registry.Register("", "BlackmanWindow", 17,
                     [](const KernelInfo& i) { return MakeWindowKernel(i, WindowKind::kBlackman); });
+  registry.Register("", "DFT", 17, MakeDftKernel);
+  registry.Register("", "STFT", 17, MakeStftKernel);
+  registry.Register("", "MelWeightMatrix", 17, MakeMelWeightMatrixKernel);
 }
 
 }  // namespace attune

@@ -206,6 +206,34 @@ absl::Status GridSampleRule(ShapeContext& ctx) {
   return absl::OkStatus();
 }
 
+// AffineGrid: size [N, C, spatial...] -> [N, spatial..., rank of spatial].
+absl::Status AffineGridRule(ShapeContext& ctx) {
+  ctx.output(0).type = ctx.input(0).type;
+  std::optional<std::vector<Dim>> size = ctx.InputData(1);
+  if (!size || (size->size() != 4 && size->size() != 5)) return absl::OkStatus();
+  SymbolicShape shape{(*size)[0]};
+  shape.insert(shape.end(), size->begin() + 2, size->end());
+  shape.push_back(Dim::Known(static_cast<int64_t>(size->size()) - 2));
+  ctx.output(0).shape = std::move(shape);
+  return absl::OkStatus();
+}
+
+// Col2Im: input [N, C * prod(block_shape), L] and image_shape -> [N, C, image_shape...].
+absl::Status Col2ImRule(ShapeContext& ctx) {
+  ctx.output(0).type = ctx.input(0).type;
+  const std::optional<SymbolicShape>& x = ctx.input(0).shape;
+  std::optional<std::vector<Dim>> image = ctx.InputData(1);
+  std::optional<std::vector<int64_t>> block = ctx.InputInts(2);
+  if (!x || x->size() != 3 || !image) return absl::OkStatus();
+  int64_t block_size = 1;
+  for (int64_t b : block.value_or(std::vector<int64_t>{})) block_size *= b > 0 ? b : 1;
+  const Dim& c = (*x)[1];
+  SymbolicShape shape{(*x)[0], block && c.is_known() ? Dim::Known(c.value() / block_size) : ctx.FreshDim(0, 1)};
+  shape.insert(shape.end(), image->begin(), image->end());
+  ctx.output(0).shape = std::move(shape);
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 void AddCnnRules(RuleTable& table) {
@@ -220,6 +248,8 @@ void AddCnnRules(RuleTable& table) {
   table.Add("Upsample", ResizeRule);
   table.Add("Pad", PadRule);
   table.Add("GridSample", GridSampleRule);
+  table.Add("AffineGrid", AffineGridRule);
+  table.Add("Col2Im", Col2ImRule);
 }
 
 }  // namespace attune::shape_rules

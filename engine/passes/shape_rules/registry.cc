@@ -140,6 +140,8 @@ const RuleTable& Table() {
     AddLossRules(*t);
     AddSelectionRules(*t);
     AddSignalRules(*t);
+    AddRecurrentRules(*t);
+    AddTrainingRules(*t);
     return t;
   }();
   return *table;

@@ -39,6 +39,8 @@ void AddCnnRules(RuleTable& table);
 void AddLossRules(RuleTable& table);
 void AddSelectionRules(RuleTable& table);
 void AddSignalRules(RuleTable& table);
+void AddRecurrentRules(RuleTable& table);
+void AddTrainingRules(RuleTable& table);
 
 /// An axis in [-rank, rank) made non-negative; InvalidArgument otherwise.
 absl::StatusOr<int64_t> NormalizeAxis(int64_t axis, int64_t rank, const ShapeContext& ctx);

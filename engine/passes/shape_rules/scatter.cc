@@ -1,4 +1,4 @@
-// Shape rules of ScatterND, ScatterElements and Scatter: the output is a copy
+// Shape rules of ScatterND, ScatterElements, Scatter and TensorScatter: the output is a copy
 // of data with some elements replaced, so it has data's type and shape.
 #include "engine/passes/shape_rules/rules.h"
 
@@ -13,7 +13,7 @@ absl::Status ScatterRule(ShapeContext& ctx) {
 }  // namespace
 
 void AddScatterRules(RuleTable& table) {
-  for (const char* op : {"ScatterND", "ScatterElements", "Scatter"}) table.Add(op, ScatterRule);
+  for (const char* op : {"ScatterND", "ScatterElements", "Scatter", "TensorScatter"}) table.Add(op, ScatterRule);
 }
 
 }  // namespace attune::shape_rules

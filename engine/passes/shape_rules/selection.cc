@@ -95,9 +95,17 @@ absl::Status OneHotRule(ShapeContext& ctx) {
   return absl::OkStatus();
 }
 
+// NonMaxSuppression: [selected, 3] int64; how many are selected depends on the data.
+absl::Status NonMaxSuppressionRule(ShapeContext& ctx) {
+  ctx.output(0).type = ElementType::kInt64;
+  ctx.output(0).shape = SymbolicShape{ctx.FreshDim(0, 0), Dim::Known(3)};
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 void AddSelectionRules(RuleTable& table) {
+  table.Add("NonMaxSuppression", NonMaxSuppressionRule);
   table.Add("TopK", TopKRule);
   table.Add("Compress", KeptAlongAxisShape);
   table.Add("Unique", UniqueRule);
