@@ -32,7 +32,7 @@ echo "text: $(wc -c < "$work/text.txt") bytes; one core (taskset -c 0); $repeats
 have_node=0
 [ -f "$modules/@huggingface/tokenizers/dist/tokenizers.mjs" ] && command -v node >/dev/null && have_node=1
 printf '%-8s %-9s %12s %12s %14s %16s\n' family impl "encode MB/s" "first MB/s" "decode us/tok" "stream us/tok"
-for family in gpt2 llama3 qwen3 llama2 gemma3 unigram; do
+for family in gpt2 llama3 qwen3 llama2 gemma3 unigram t5; do
   src=$root/tests/tokenizer/fixtures/$family
   file=$src/tokenizer.json
   if [ -f "$file.xz" ]; then xz -dc "$file.xz" > "$work/$family.json"; file=$work/$family.json; fi

@@ -2,6 +2,8 @@
 //   0: a tokenizer.json. Loading it either succeeds or fails by fuzz_check.h's
 //      rules; a loaded tokenizer must encode a few texts into ids inside its
 //      vocabulary and decode them without failing.
+//   1: a SentencePiece tokenizer.model (protobuf, precompiled charsmap), with
+//      the same rules.
 //   else: a text for a fixed byte-level BPE (with added tokens) and a fixed
 //      byte-fallback BPE (with a ▁ normalizer). Invalid UTF-8 must be refused
 //      with the byte named; valid text must come back exactly from its ids.
@@ -14,6 +16,7 @@
 
 #include "attune/tokenizer.h"
 #include "fuzz/fuzz_check.h"
+#include "tokenizer/sentencepiece_tokenizer.h"
 
 namespace {
 
@@ -41,10 +44,10 @@ void CheckIds(const Tokenizer& t, const std::vector<int64_t>& ids, std::string_v
     if (id < 0 || id >= t.vocab_size()) attune::fuzz::Fail(std::string(where) + ": an id outside the vocabulary");
 }
 
-void FuzzFile(std::string_view json) {
-  auto loaded = Tokenizer::FromJson(json);
+void FuzzFile(std::string_view bytes, bool sentencepiece) {
+  auto loaded = sentencepiece ? attune::tok::LoadSentencePiece(bytes) : Tokenizer::FromJson(bytes);
   if (!loaded.ok()) {
-    attune::fuzz::CheckError(loaded.status(), "Tokenizer::FromJson");
+    attune::fuzz::CheckError(loaded.status(), sentencepiece ? "LoadSentencePiece" : "Tokenizer::FromJson");
     return;
   }
   for (const char* text : {"Hello, world!", "  a\n\nb ", "東京 é 🎉", "<s>x</s>", ""}) {
@@ -85,7 +88,7 @@ void FuzzText(std::string_view text) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   const std::string_view rest(reinterpret_cast<const char*>(data) + 1, size - 1);
-  if (data[0] == 0) FuzzFile(rest);
+  if (data[0] <= 1) FuzzFile(rest, /*sentencepiece=*/data[0] == 1);
   else FuzzText(rest);
   return 0;
 }

@@ -39,7 +39,10 @@ class Model {
 };
 
 absl::StatusOr<std::unique_ptr<Model>> MakeBpeModel(const nlohmann::json& j);
-absl::StatusOr<std::unique_ptr<Model>> MakeUnigramModel(const nlohmann::json& j);
+/// `sentencepiece` (by id; null for tokenizer.json): the entries a SentencePiece
+/// model's segmentation may use; its scores are then summed in float as there.
+absl::StatusOr<std::unique_ptr<Model>> MakeUnigramModel(const nlohmann::json& j,
+                                                        const std::vector<bool>* sentencepiece = nullptr);
 absl::StatusOr<std::unique_ptr<Model>> MakeWordPieceModel(const nlohmann::json& j);
 
 /// By "type" (or, when absent, by the fields a model has).

@@ -5,11 +5,13 @@
 
 #include <utf8proc.h>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "core/common/status_macros.h"
 #include "nlohmann/json.hpp"
 #include "tokenizer/json_fields.h"
 #include "tokenizer/pattern.h"
+#include "tokenizer/precompiled_charsmap.h"
 #include "tokenizer/utf8.h"
 
 namespace attune::tok {
@@ -136,6 +138,38 @@ class BertNormalizer : public Normalizer {
   bool clean_, chinese_, strip_accents_, lowercase_;
 };
 
+// SentencePiece's compiled rules as SentencePiece applies them: at each
+// position the longest rule whose key starts there, else one character as it
+// is. (Hugging Face's tokenizers instead replace a whole grapheme cluster
+// shorter than 6 bytes by its shortest rule, which differs from SentencePiece
+// on a few clusters, such as half-width katakana with a voiced mark or a
+// letter with two combining marks; SentencePiece's ids are the ones kept.)
+class Precompiled : public Normalizer {
+ public:
+  explicit Precompiled(PrecompiledCharsMap map) : map_(std::move(map)) {}
+  absl::Status Normalize(std::string& text) const override {
+    std::string out;
+    out.reserve(text.size() + text.size() / 4);
+    const std::string_view all(text);
+    for (size_t pos = 0; pos < all.size();) {
+      ASSIGN_OR_RETURN(const PrecompiledCharsMap::Match match, map_.Find(all.substr(pos), /*longest=*/true));
+      if (match.length > 0) {
+        out.append(match.replacement);
+        pos += match.length;
+      } else {
+        const size_t len = Utf8Length(static_cast<unsigned char>(all[pos]));
+        out.append(all.substr(pos, len));
+        pos += len;
+      }
+    }
+    text.swap(out);
+    return absl::OkStatus();
+  }
+
+ private:
+  PrecompiledCharsMap map_;
+};
+
 class SequenceNormalizer : public Normalizer {
  public:
   explicit SequenceNormalizer(std::vector<std::unique_ptr<Normalizer>> parts) : parts_(std::move(parts)) {}
@@ -175,6 +209,16 @@ absl::StatusOr<std::unique_ptr<Normalizer>> MakeNormalizer(const nlohmann::json&
                                                                                       : lowercase;
     return std::make_unique<BertNormalizer>(BoolField(j, "clean_text", true), BoolField(j, "handle_chinese_chars", true),
                                             strip, lowercase);
+  }
+  if (type == "Precompiled") {
+    ASSIGN_OR_RETURN(const std::string encoded, StringField(j, "precompiled_charsmap", "normalizer Precompiled"));
+    std::string blob;
+    if (!absl::Base64Unescape(encoded, &blob))
+      return absl::InvalidArgumentError("normalizer Precompiled: \"precompiled_charsmap\" is not base64");
+    // An empty map (the "identity" rule) changes nothing.
+    if (blob.empty()) return std::make_unique<SequenceNormalizer>(std::vector<std::unique_ptr<Normalizer>>());
+    ASSIGN_OR_RETURN(PrecompiledCharsMap map, PrecompiledCharsMap::FromBlob(blob));
+    return std::make_unique<Precompiled>(std::move(map));
   }
   if (type == "Sequence") {
     if (!j.contains("normalizers") || !j["normalizers"].is_array())

@@ -91,7 +91,11 @@ absl::StatusOr<std::unique_ptr<Tokenizer>> Tokenizer::Load(const std::string& pa
     tokenizer = *std::move(loaded);
     tokenizer->set_eos_ids(FindEosIds(*tokenizer, path.parent_path()));
   } else {
-    ASSIGN_OR_RETURN(tokenizer, tok::LoadSentencePiece(path.string()));
+    std::stringstream bytes;
+    bytes << in.rdbuf();
+    auto loaded = tok::LoadSentencePiece(bytes.str());
+    if (!loaded.ok()) return Annotate(loaded.status(), path.string());
+    tokenizer = *std::move(loaded);
     if (tokenizer->eos_ids().empty()) tokenizer->set_eos_ids(FindEosIds(*tokenizer, path.parent_path()));
   }
   return tokenizer;

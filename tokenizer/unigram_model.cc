@@ -18,7 +18,11 @@ constexpr double kUnkPenalty = 10.0;
 
 class UnigramModel : public Model {
  public:
-  absl::Status Load(const nlohmann::json& j);
+  /// `sentencepiece` (may be null): by id, the entries the segmentation of a
+  /// SentencePiece model may use (the others, control and byte pieces, only
+  /// have ids); its path scores are then summed in float, as SentencePiece
+  /// does, so that ties resolve as they do there.
+  absl::Status Load(const nlohmann::json& j, const std::vector<bool>* sentencepiece);
   absl::Status Tokenize(std::string_view piece, std::vector<int32_t>& ids) const override;
 
  private:
@@ -40,7 +44,15 @@ class UnigramModel : public Model {
   std::vector<int32_t> node_token_{-1};      // by node: the token ending there, or -1
   int32_t unk_id_ = -1;
   double unk_score_ = 0;
-  bool byte_fallback_ = false, fuse_unk_ = true;
+  bool byte_fallback_ = false, fuse_unk_ = true, float_sums_ = false;
+  // SentencePiece keeps path scores in float but adds a piece's score to one
+  // in double and compares the sum with the stored float: ties and rounding
+  // resolve as there only when done the same way.
+  double UnkSum(double till_here) const {
+    return float_sums_ ? static_cast<double>(static_cast<float>(unk_score_) + static_cast<float>(till_here))
+                       : unk_score_ + till_here;
+  }
+  double Stored(double score) const { return float_sums_ ? static_cast<double>(static_cast<float>(score)) : score; }
 };
 
 void UnigramModel::AddToTrie(std::string_view token, int32_t id) {
@@ -54,7 +66,9 @@ void UnigramModel::AddToTrie(std::string_view token, int32_t id) {
   node_token_[node] = id;
 }
 
-absl::Status UnigramModel::Load(const nlohmann::json& j) {
+absl::Status UnigramModel::Load(const nlohmann::json& j, const std::vector<bool>* sentencepiece) {
+  const std::vector<bool>* matchable = sentencepiece;
+  float_sums_ = sentencepiece != nullptr;
   auto vocab = j.find("vocab");
   if (vocab == j.end() || !vocab->is_array()) return absl::InvalidArgumentError("Unigram model: \"vocab\" must be an array");
   double min_score = std::numeric_limits<double>::infinity();
@@ -66,7 +80,8 @@ absl::Status UnigramModel::Load(const nlohmann::json& j) {
     RETURN_IF_ERROR(AddToken(token, static_cast<int64_t>(id)));
     scores_.push_back(entry[1].get<double>());
     min_score = std::min(min_score, scores_.back());
-    if (!token.empty()) AddToTrie(token, static_cast<int32_t>(id));
+    if (!token.empty() && (matchable == nullptr || (id < matchable->size() && (*matchable)[id])))
+      AddToTrie(token, static_cast<int32_t>(id));
   }
   unk_id_ = static_cast<int32_t>(IntField(j, "unk_id", -1));
   if (unk_id_ >= size()) return absl::InvalidArgumentError(absl::StrCat("Unigram model: unk_id ", unk_id_, " is outside the vocab"));
@@ -112,15 +127,15 @@ absl::Status UnigramModel::Tokenize(std::string_view piece, std::vector<int32_t>
       if (id < 0) continue;
       const double candidate = scores_[id] + till_here;
       Best& b = best[end];
-      if (b.starts_at < 0 || candidate > b.score) b = {id, candidate, static_cast<int64_t>(start)};
+      if (b.starts_at < 0 || candidate > b.score) b = {id, Stored(candidate), static_cast<int64_t>(start)};
       has_single = has_single || end - start == char_len;
     }
     if (!has_single) {
       if (unk_id_ < 0)
         return absl::InvalidArgumentError("Unigram model: a character is not in the vocab and there is no unk_id");
-      const double candidate = unk_score_ + till_here;
+      const double candidate = UnkSum(till_here);
       Best& b = best[start + char_len];
-      if (b.starts_at < 0 || candidate > b.score) b = {unk_id_, candidate, static_cast<int64_t>(start)};
+      if (b.starts_at < 0 || candidate > b.score) b = {unk_id_, Stored(candidate), static_cast<int64_t>(start)};
     }
     start += char_len;
   }
@@ -145,9 +160,9 @@ absl::Status UnigramModel::Tokenize(std::string_view piece, std::vector<int32_t>
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<Model>> MakeUnigramModel(const nlohmann::json& j) {
+absl::StatusOr<std::unique_ptr<Model>> MakeUnigramModel(const nlohmann::json& j, const std::vector<bool>* sentencepiece) {
   auto model = std::make_unique<UnigramModel>();
-  RETURN_IF_ERROR(model->Load(j));
+  RETURN_IF_ERROR(model->Load(j, sentencepiece));
   return model;
 }
 

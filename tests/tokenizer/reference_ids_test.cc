@@ -77,16 +77,8 @@ TEST_P(ReferenceIds, IdsOutsideTheVocabularyAreErrors) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Families, ReferenceIds,
-                         ::testing::Values("gpt2", "llama2", "llama3", "qwen3", "gemma3", "unigram"),
+                         ::testing::Values("gpt2", "llama2", "llama3", "qwen3", "gemma3", "unigram", "t5"),
                          [](const auto& info) { return info.param; });
-
-// tokenizer.model is refused with one line that points at tokenizer.json.
-TEST(SentencePieceModel, RefusedWithTheWayOut) {
-  auto tokenizer = Tokenizer::Load(FixtureDir("unigram") + "/tokenizer.model");
-  ASSERT_FALSE(tokenizer.ok());
-  EXPECT_NE(tokenizer.status().message().find("use the model's tokenizer.json"), std::string::npos)
-      << tokenizer.status();
-}
 
 }  // namespace
 }  // namespace attune

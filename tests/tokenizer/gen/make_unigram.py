@@ -3,8 +3,8 @@
 project's own documentation and the test corpus, and writes it twice: as
 tokenizer.model and as the tokenizer.json a converter would write (Unigram
 vocabulary with scores, Metaspace, </s> appended). make_fixtures.mjs then
-takes the reference ids of tokenizer.json; spm_ids.json holds SentencePiece's
-own ids for the .model. Run from the repository root: /usr/bin/python3 tests/tokenizer/gen/make_unigram.py
+takes the reference ids of tokenizer.json; make_spm.py writes spm_ids.json,
+SentencePiece's own ids for the .model. Run from the repository root: /usr/bin/python3 tests/tokenizer/gen/make_unigram.py
 """
 import glob
 import io
@@ -47,6 +47,4 @@ tokenizer = {
     "model": {"type": "Unigram", "unk_id": 2, "vocab": vocab, "byte_fallback": False},
 }
 json.dump(tokenizer, open(os.path.join(out, "tokenizer.json"), "w", encoding="utf-8"), ensure_ascii=False)
-json.dump([{"text": t, "ids": sp.encode(t)} for t in corpus],
-          open(os.path.join(out, "spm_ids.json"), "w", encoding="utf-8"), ensure_ascii=False, indent=1)
 print("unigram:", sp.get_piece_size(), "pieces")
