@@ -44,13 +44,13 @@ class GrpcClient:
                                                        request_serializer=lambda m: m.SerializeToString(),
                                                        response_deserializer=response.FromString)
 
-    def message(self, name, **fields):
-        return self.messages[name](**fields)
+    def message(self, _type, **fields):
+        return self.messages[_type](**fields)
 
-    def call(self, rpc, request=None, timeout=60, **fields):
-        if request is None:
-            request = self.message(rpc + "Request", **fields)
-        return self.stubs[rpc](request, timeout=timeout)
+    def call(self, _rpc, _request=None, _timeout=60, **fields):
+        if _request is None:
+            _request = self.message(_rpc + "Request", **fields)
+        return self.stubs[_rpc](_request, timeout=_timeout)
 
     def raw(self, rpc, payload, timeout=60):
         """Sends bytes as they are (for messages a stock client would never build)."""

@@ -1,7 +1,8 @@
 """Text in and out of `attune serve`: a decoder with a tokenizer beside its file takes `text_input`
 (generate extension) and string prompts (completions) and answers with text, streamed as whole UTF-8
 characters, ended by the tokenizer's end-of-sequence id or a stop string. Every result must equal
-`attune generate --prompt` (greedy), alone and with concurrent streams joining and leaving.
+`attune generate --prompt`, greedy and sampled with a seed, alone and with concurrent streams joining
+and leaving. (Greedy, the small random model mostly repeats its last token; sampled, its tokens vary.)
 
 The model is models/hf_gpt2_pos_decode (97 logits); its tokenizer is the 97-id byte-level test
 vocabulary of tests/tokenizer/fixtures/tiny97 with five ids turned into the bytes of 'é' (C3 A9) and
@@ -22,6 +23,8 @@ TINY = os.path.join(SOURCE, "tests", "tokenizer", "fixtures", "tiny97", "tokeniz
 MODEL = "gpt_text"
 PROMPTS = ["Hello, world", "The cat sat", "x", "Zebra 42! {ok}"]
 NEW = 40
+# How each mode is asked of the server and of `attune generate`.
+MODES = {"greedy": ({}, []), "sampled": ({"temperature": 1.0, "seed": 2}, ["--temperature", "1", "--seed", "2"])}
 
 pytestmark = pytest.mark.skipif(not CLI, reason="ATTUNE_CLI not set")
 
@@ -57,9 +60,9 @@ def server(folder):
     assert s.stop() == 0, s.output()
 
 
-def cli_generate(folder, prompt, n=NEW, stop=None):
+def cli_generate(folder, prompt, n=NEW, stop=None, mode="greedy"):
     args = [CLI, "generate", os.path.join(folder, "model.onnx"), "--prompt", prompt, "--max-new-tokens", str(n),
-            "--json", "--threads", "1"]
+            "--json", "--threads", "1", *MODES[mode][1]]
     if stop:
         args += ["--stop", stop]
     r = subprocess.run(args, check=True, capture_output=True, text=True)
@@ -69,70 +72,80 @@ def cli_generate(folder, prompt, n=NEW, stop=None):
 
 @pytest.fixture(scope="module")
 def reference(folder):
-    return {p: cli_generate(folder, p) for p in PROMPTS}
+    return {(p, mode): cli_generate(folder, p, mode=mode) for p in PROMPTS for mode in MODES}
 
 
-def generate(server, prompt, n=NEW, **params):
+def generate(server, prompt, n=NEW, mode="greedy", **params):
     return server.json("POST", f"/v2/models/{MODEL}/generate",
-                       {"text_input": prompt, "parameters": dict(max_tokens=n, **params)})
+                       {"text_input": prompt, "parameters": dict(max_tokens=n, **MODES[mode][0], **params)})
+
+
+def stream_doc(prompt, n=NEW, mode="greedy", **params):
+    return {"text_input": prompt, "max_tokens": n, **MODES[mode][0], **params}
 
 
 def test_the_fixture_exercises_multibyte_characters(reference):
-    text = "".join(t for t, _, _ in reference.values())
-    assert any(ord(c) > 127 for c in text), text
+    text = "".join(t for (_, mode), (t, _, _) in reference.items() if mode == "sampled")
+    assert "é" in text or "€" in text, text  # seed 2 completes one on "x"
 
 
-def test_generate_text_equals_attune_generate(server, reference):
+@pytest.mark.parametrize("mode", MODES)
+def test_generate_text_equals_attune_generate(server, reference, mode):
     for p in PROMPTS:
-        text, ids, _ = reference[p]
-        status, doc = generate(server, p)
+        text, ids, _ = reference[p, mode]
+        status, doc = generate(server, p, mode=mode)
         assert status == 200, doc
         assert doc["text_output"] == text and doc["output_ids"] == ids
         assert doc["details"]["finish_reason"] == ("eos_token" if ids[-1] == 96 else "length")
 
 
-def test_generate_stream_text_equals_attune_generate(server, reference):
+@pytest.mark.parametrize("mode", MODES)
+def test_generate_stream_text_equals_attune_generate(server, reference, mode):
     for p in PROMPTS:
-        text, ids, _ = reference[p]
-        status, events = sse_events(server, f"/v2/models/{MODEL}/generate_stream", {"text_input": p, "max_tokens": NEW})
+        text, ids, _ = reference[p, mode]
+        status, events = sse_events(server, f"/v2/models/{MODEL}/generate_stream", stream_doc(p, mode=mode))
         assert status == 200, events
         assert "".join(e["text_output"] for e in events) == text
         assert [t for e in events for t in e["output_ids"]] == ids
-        # Every piece is whole characters: none holds the replacement character the text lacks.
+        # Every piece is whole characters: a piece ending inside one would show U+FFFD the text lacks.
         assert all("\ufffd" not in e["text_output"] for e in events) or "\ufffd" in text
 
 
 def test_completions_text_prompt_string_list_and_ids(server, reference):
-    p = PROMPTS[0]
-    text, ids, prompt_ids = reference[p]
-    for prompt in (p, [p], prompt_ids):
-        status, doc = server.json("POST", "/v1/completions",
-                                  {"model": MODEL, "prompt": prompt, "max_tokens": NEW, "temperature": 0})
-        assert status == 200, doc
-        assert doc["choices"][0]["text"] == text and doc["choices"][0]["token_ids"] == ids
-        assert doc["usage"]["prompt_tokens"] == len(prompt_ids)
-    status, events = sse_events(server, "/v1/completions",
-                                {"model": MODEL, "prompt": p, "max_tokens": NEW, "temperature": 0, "stream": True})
-    assert status == 200 and events[-1] == "[DONE]"
-    assert "".join(e["choices"][0]["text"] for e in events[:-1]) == text
+    for p in PROMPTS[:2]:
+        text, ids, prompt_ids = reference[p, "sampled"]
+        sampling = dict(max_tokens=NEW, **MODES["sampled"][0])
+        for prompt in (p, [p], prompt_ids):
+            status, doc = server.json("POST", "/v1/completions", {"model": MODEL, "prompt": prompt, **sampling})
+            assert status == 200, doc
+            assert doc["choices"][0]["text"] == text and doc["choices"][0]["token_ids"] == ids
+            assert doc["usage"]["prompt_tokens"] == len(prompt_ids)
+        status, events = sse_events(server, "/v1/completions", {"model": MODEL, "prompt": p, "stream": True, **sampling})
+        assert status == 200 and events[-1] == "[DONE]"
+        assert "".join(e["choices"][0]["text"] for e in events[:-1]) == text
 
 
 def test_stop_strings_equal_attune_generate(server, folder, reference):
-    for p in PROMPTS[:2]:
-        full = reference[p][0]
-        stop = full[5:7]
-        want_text, want_ids, _ = cli_generate(folder, p, stop=stop)
+    checked = 0
+    for p in PROMPTS:
+        full = reference[p, "sampled"][0]
+        if len(full) < 8:
+            continue
+        stop = full[4:6]
+        want_text, want_ids, _ = cli_generate(folder, p, stop=stop, mode="sampled")
         assert len(want_text) < len(full) and full.startswith(want_text)
-        status, doc = generate(server, p, stop=stop)
+        status, doc = generate(server, p, mode="sampled", stop=stop)
         assert status == 200 and doc["text_output"] == want_text and doc["output_ids"] == want_ids
         assert doc["details"]["finish_reason"] == "stop"
         status, events = sse_events(server, f"/v2/models/{MODEL}/generate_stream",
-                                    {"text_input": p, "max_tokens": NEW, "stop": [stop, "never seen"]})
+                                    stream_doc(p, mode="sampled", stop=[stop, "never seen"]))
         assert status == 200 and "".join(e["text_output"] for e in events) == want_text
         status, doc = server.json("POST", "/v1/completions", {"model": MODEL, "prompt": p, "max_tokens": NEW,
-                                                              "temperature": 0, "stop": stop})
+                                                              "stop": stop, **MODES["sampled"][0]})
         assert status == 200 and doc["choices"][0]["text"] == want_text
         assert doc["choices"][0]["finish_reason"] == "stop"
+        checked += 1
+    assert checked >= 2
 
 
 def test_concurrent_text_streams_join_and_leave(server, reference):
@@ -140,18 +153,20 @@ def test_concurrent_text_streams_join_and_leave(server, reference):
 
     def one(k):
         p = PROMPTS[k % len(PROMPTS)]
-        text, ids, _ = reference[p]
+        mode = "sampled" if k % 2 else "greedy"
+        text, ids, _ = reference[p, mode]
         n = [NEW, 5, 23, 2, 31, 11][k % 6]
         time.sleep(0.004 * k)
         if k % 3 == 0:
-            status, doc = generate(server, p, n)
+            status, doc = generate(server, p, n, mode=mode)
             got = (doc.get("output_ids"), doc.get("text_output")) if status == 200 else None
         elif k % 3 == 1:
-            status, events = sse_events(server, f"/v2/models/{MODEL}/generate_stream", {"text_input": p, "max_tokens": n})
+            status, events = sse_events(server, f"/v2/models/{MODEL}/generate_stream", stream_doc(p, n, mode))
             got = ([t for e in events for t in e["output_ids"]], "".join(e["text_output"] for e in events))
         else:
             status, events = sse_events(server, "/v1/completions", {"model": MODEL, "prompt": p, "max_tokens": n,
-                                                                    "temperature": 0, "stream": True})
+                                                                    "temperature": 0, "stream": True,
+                                                                    **MODES[mode][0]})
             got = ([t for e in events[:-1] for t in e["choices"][0]["token_ids"]],
                    "".join(e["choices"][0]["text"] for e in events[:-1]))
         want_ids = ids[:n]
