@@ -8,7 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "fuzz/fuzz_check.h"
+#include "fuzz/server_request_check.h"
 #include "server/grpc/grpc_codec.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -16,11 +16,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace attune::server;
   inference::ModelInferRequest message;
   if (!message.ParseFromArray(data, static_cast<int>(size))) return 0;
-  const std::vector<TensorInfo> inputs = {
-      {"ids", ElementType::kInt64, {-1, -1}, {"batch", "seq"}, true},
-      {"half", ElementType::kFloat16, {4}, {""}, true},
-      {"flag", ElementType::kBool, {-1}, {"n"}, true}};
-  const std::vector<TensorInfo> outputs = {{"out", ElementType::kFloat32, {-1}, {"n"}, true}};
+  const std::vector<TensorInfo> inputs = fuzz::RequestModelInputs();
+  const std::vector<TensorInfo> outputs = fuzz::RequestModelOutputs();
   CodecLimits limits;
   limits.max_tensor_bytes = 1 << 16;
   absl::StatusOr<InferRequest> request = ParseGrpcInferRequest(message, inputs, outputs, limits);
@@ -28,16 +25,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     fuzz::CheckError(request.status(), "ParseGrpcInferRequest");
     return 0;
   }
-  if (request->inputs.size() != inputs.size()) fuzz::Fail("ParseGrpcInferRequest: inputs missing");
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const Tensor& t = request->inputs[i].second;
-    if (request->inputs[i].first != inputs[i].name || t.type() != inputs[i].type ||
-        t.rank() != static_cast<int64_t>(inputs[i].shape.size()))
-      fuzz::Fail("ParseGrpcInferRequest: an input of the wrong name, type or rank");
-    if (t.byte_size() > static_cast<size_t>(limits.max_tensor_bytes))
-      fuzz::Fail("ParseGrpcInferRequest: above the limit");
-    if (inputs[i].name == "half" && t.shape()[0] != 4) fuzz::Fail("ParseGrpcInferRequest: a fixed dim not checked");
-  }
+  fuzz::CheckAcceptedRequest(*request, inputs, limits, "ParseGrpcInferRequest");
   NamedTensors fake = {{"out", request->inputs[0].second}, {"flag", request->inputs[2].second}};
   for (bool binary : {true, false}) {
     request->binary_output = binary;
