@@ -35,7 +35,7 @@ attune=$root/build/tools/attune
 [ -x "$attune" ] || { echo "error: build first: scripts/build.sh release attune_cli" >&2; exit 2; }
 port=$(/usr/bin/python3 -c "import socket; s=socket.socket(); s.bind(('127.0.0.1',0)); print(s.getsockname()[1])")
 log=$(mktemp)
-"$attune" serve "$encoder" "$decoder" --port "$port" --threads "$threads" --max-concurrency "$concurrency" \
+"$attune" serve "$encoder" "$decoder" --port "$port" --grpc-port 0 --threads "$threads" --max-concurrency "$concurrency" \
   --max-queue 256 --max-batch 64 --access-log off > "$log" 2>&1 &
 pid=$!
 trap 'kill -TERM $pid 2>/dev/null; wait $pid 2>/dev/null; rm -f "$log"' EXIT

@@ -5,10 +5,10 @@
 # replay_main.cc into fuzz_replay_<target>, and ctest replays the committed
 # corpus and every saved crash through it (label fuzz), so the sanitizer build
 # in CI keeps the findings fixed without needing clang.
-set(ATTUNE_FUZZ_TARGETS model_import model_differential npy tensor_proto infer_request tokenizer)
+set(ATTUNE_FUZZ_TARGETS model_import model_differential npy tensor_proto infer_request grpc_request tokenizer)
 
 foreach(target ${ATTUNE_FUZZ_TARGETS})
-  if(target STREQUAL "infer_request" AND NOT TARGET attune_server)
+  if(target MATCHES "^(infer|grpc)_request$" AND NOT TARGET attune_server)
     continue()  # server/ is built with the tools
   endif()
   set(src ${PROJECT_SOURCE_DIR}/fuzz/${target}_fuzz.cc)
@@ -28,7 +28,7 @@ foreach(target ${ATTUNE_FUZZ_TARGETS})
   else()
     continue()
   endif()
-  if(target STREQUAL "infer_request")
+  if(target MATCHES "^(infer|grpc)_request$")
     target_link_libraries(${exe} PRIVATE attune_server)  # the server's request parsers
   endif()
   target_link_libraries(${exe} PRIVATE attune_static)

@@ -8,18 +8,15 @@
 #include <cstdint>
 #include <string_view>
 
-#include "fuzz/fuzz_check.h"
+#include "fuzz/server_request_check.h"
 #include "server/infer_codec.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace attune;
   using namespace attune::server;
   if (size == 0) return 0;
-  const std::vector<TensorInfo> inputs = {
-      {"ids", ElementType::kInt64, {-1, -1}, {"batch", "seq"}, true},
-      {"half", ElementType::kFloat16, {4}, {""}, true},
-      {"flag", ElementType::kBool, {-1}, {"n"}, true}};
-  const std::vector<TensorInfo> outputs = {{"out", ElementType::kFloat32, {-1}, {"n"}, true}};
+  const std::vector<TensorInfo> inputs = fuzz::RequestModelInputs();
+  const std::vector<TensorInfo> outputs = fuzz::RequestModelOutputs();
   CodecLimits limits;
   limits.max_tensor_bytes = 1 << 16;
   std::optional<uint64_t> header;
@@ -35,15 +32,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     fuzz::CheckError(request.status(), "ParseInferRequest");
     return 0;
   }
-  if (request->inputs.size() != inputs.size()) fuzz::Fail("ParseInferRequest: inputs missing");
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const Tensor& t = request->inputs[i].second;
-    if (request->inputs[i].first != inputs[i].name || t.type() != inputs[i].type ||
-        t.rank() != static_cast<int64_t>(inputs[i].shape.size()))
-      fuzz::Fail("ParseInferRequest: an input of the wrong name, type or rank");
-    if (t.byte_size() > static_cast<size_t>(limits.max_tensor_bytes)) fuzz::Fail("ParseInferRequest: above the limit");
-    if (inputs[i].name == "half" && t.shape()[0] != 4) fuzz::Fail("ParseInferRequest: a fixed dim not checked");
-  }
+  fuzz::CheckAcceptedRequest(*request, inputs, limits, "ParseInferRequest");
   NamedTensors fake = {{"out", request->inputs[0].second}};
   auto chosen = SelectOutputs(*request, fake);
   if (chosen.ok()) EncodeInferResponse("m", "1", *request, *chosen);

@@ -8,7 +8,7 @@ lib=${1:?usage: check_exports.sh LIBATTUNE_SO}
 
 # The public API as demangled names (include/attune/*.h, ATTUNE_API); template
 # instances start with their return type, functions returning std::string carry [abi:cxx11].
-allowed='^([^(]* )?attune::(Session::|Tensor::|Generator::|DecodeBatch::([^S]|Step)|Tokenizer::|TextStream::|(ListPasses|FindDecoderSignature|DescribeDecoderSignature|ElementSize|ElementTypeName|IsSupportedElementType|HalfToFloat|FloatToHalf|BFloat16ToFloat|FloatToBFloat16|CheckedElementCount|ShapeToString)(\[abi:cxx11\])?\()'
+allowed='^([^(]* )?attune::(Session::|Tensor::|Generator::|DecodeBatch::([^S]|Step)|Tokenizer::|TextStream::|GeneratedText::|(ListPasses|FindDecoderSignature|DescribeDecoderSignature|ElementSize|ElementTypeName|IsSupportedElementType|HalfToFloat|FloatToHalf|BFloat16ToFloat|FloatToBFloat16|CheckedElementCount|ShapeToString)(\[abi:cxx11\])?\()'
 required=('attune::Session::Create(' 'attune::Session::CreateFromBytes(' 'attune::Session::Run(' 'attune::Session::RunInto('
           'attune::Session::inputs()' 'attune::Session::outputs()' 'attune::Session::fusion_report()'
           'attune::Session::SaveOptimizedModel(' 'attune::Session::~Session()' 'attune::Tensor::Create('

@@ -13,6 +13,8 @@ packages=(
   libbenchmark-dev                          # find_package(benchmark), bench/
   nlohmann-json3-dev                        # find_package(nlohmann_json)
   libcpp-httplib-dev                        # pkg-config cpp-httplib: attune serve's HTTP server, server/
+  libgrpc++-dev protobuf-compiler-grpc      # pkg-config grpc++, grpc_cpp_plugin: attune serve's gRPC service
+  python3-grpcio python3-protobuf           # the gRPC client of the server tests, tests/server/
   libpcre2-dev libutf8proc-dev              # tokenizer/: regexes, Unicode normalization
   graphviz                                  # dot: the CLI tests render `inspect --format dot`
   libonnx-testdata                          # ONNX 1.12 backend node tests, used when ../shared is absent

@@ -1,8 +1,10 @@
 // Text generation endpoints for decoder models: Triton's generate extension
 // (/v2/models/{name}/generate and /generate_stream, server-sent events) and
 // OpenAI-style /v1/completions and /v1/models. Prompts are token ids
-// (input_ids, or an OpenAI prompt given as an array of ids); text prompts need
-// a tokenizer, which a model served from an .onnx file alone does not have.
+// (input_ids, or an OpenAI prompt given as an array of ids) or text
+// (text_input, or a string prompt) for a model with a tokenizer beside its
+// file; such a model answers with text too, cut at stop strings and ended by
+// the tokenizer's end-of-sequence ids.
 #include <httplib.h>
 
 #include <ctime>
@@ -40,6 +42,36 @@ absl::StatusOr<std::vector<int64_t>> PromptIds(const json& ids, int64_t vocab, c
     out.push_back(id);
   }
   return out;
+}
+
+// The ids of a text prompt, through the model's tokenizer (special tokens
+// added, as `attune generate --prompt` does).
+absl::StatusOr<std::vector<int64_t>> TextPrompt(const ServedModel& model, const json& text, const char* field) {
+  if (!model.tokenizer)
+    return Bad(absl::StrCat("model '", model.source.name, "' has no tokenizer (no tokenizer.json or tokenizer.model ",
+                            "beside its file): give the prompt as token ids"));
+  if (!text.is_string()) return Bad(absl::StrCat("\"", field, "\" must be a string"));
+  auto ids = model.tokenizer->Encode(text.get_ref<const std::string&>());
+  if (!ids.ok()) return Bad(absl::StrCat("\"", field, "\": ", ids.status().message()));
+  if (ids->empty()) return Bad(absl::StrCat("\"", field, "\" encodes to no tokens"));
+  return ids;
+}
+
+// Stop strings ("stop": a string or an array of them), which need the text.
+absl::StatusOr<std::vector<std::string>> ReadStops(const json& doc, const ServedModel& model) {
+  std::vector<std::string> stops;
+  const json* v = Field(doc, "stop");
+  if (v == nullptr || v->is_null()) return stops;
+  if (!model.tokenizer)
+    return Bad(absl::StrCat("model '", model.source.name, "' has no tokenizer: \"stop\" strings need one"));
+  const json list = v->is_array() ? *v : json::array({*v});
+  if (list.size() > 16) return Bad("\"stop\" holds more than 16 strings");
+  for (const json& s : list) {
+    if (!s.is_string() || s.get_ref<const std::string&>().empty() || s.get_ref<const std::string&>().size() > 1024)
+      return Bad("\"stop\" must be a string or an array of strings of 1 to 1024 bytes");
+    stops.push_back(s.get<std::string>());
+  }
+  return stops;
 }
 
 // Sampling from the fields: temperature 0 means greedy; `sample_by_default`
@@ -83,6 +115,21 @@ absl::Status ReadSampling(const json& doc, bool sample_by_default, int64_t defau
   return absl::OkStatus();
 }
 
+// The options of a request to `model`: sampling, and the tokenizer's
+// end-of-sequence ids unless the request gives its own.
+absl::StatusOr<GenerationOptions> ReadOptions(const json& doc, const ServedModel& model, bool sample_by_default,
+                                              int64_t default_max_tokens) {
+  GenerationOptions o;
+  if (absl::Status ok = ReadSampling(doc, sample_by_default, default_max_tokens, o); !ok.ok()) return ok;
+  const bool eos_given = Field(doc, "eos_id") != nullptr || Field(doc, "end_id") != nullptr;
+  if (!eos_given && model.tokenizer && !model.tokenizer->eos_ids().empty()) {
+    const std::vector<int64_t>& eos = model.tokenizer->eos_ids();
+    o.eos_id = eos[0];
+    o.stop_ids.assign(eos.begin() + 1, eos.end());
+  }
+  return o;
+}
+
 struct GenerateCall {
   ServedModel* model = nullptr;
   std::shared_ptr<GenerationJob> job;
@@ -97,8 +144,10 @@ absl::StatusOr<ServedModel*> GenerativeModel(ServerContext& ctx, const std::stri
   return model;
 }
 
-absl::Status Submit(ServerContext& ctx, GenerateCall& call, std::vector<int64_t> prompt, const GenerationOptions& o) {
+absl::Status Submit(ServerContext& ctx, GenerateCall& call, std::vector<int64_t> prompt, const GenerationOptions& o,
+                    std::vector<std::string> stops) {
   call.job = std::make_shared<GenerationJob>();
+  if (call.model->tokenizer) call.job->text_out = std::make_unique<GeneratedText>(*call.model->tokenizer, std::move(stops));
   call.job->prompt = std::move(prompt);
   call.job->options = o;
   call.job->options.max_cache_bytes = ctx.options.max_tensor_bytes;
@@ -111,46 +160,55 @@ absl::Status Submit(ServerContext& ctx, GenerateCall& call, std::vector<int64_t>
 absl::Status Wait(GenerationJob& job) {
   size_t seen = 0;
   for (;;) {
-    auto [fresh, done] = job.WaitFor(seen);
-    seen += fresh.size();
-    if (done) break;
+    JobUpdate update = job.WaitFor(seen);
+    seen += update.tokens.size();
+    if (update.done) break;
   }
   std::lock_guard<std::mutex> lock(job.mutex);
   return job.status;
 }
 
-// Streams each token as one server-sent event made by `event` (new ids,
-// finish reason or "" while running); `last` writes what follows the final event.
-void Stream(httplib::Response& res, std::shared_ptr<GenerationJob> job,
-            std::function<json(const std::vector<int64_t>&, const std::string&)> event, std::string tail) {
+// The event for some new ids and their text, with the finish reason ("" while running).
+using EventMaker = std::function<json(const std::vector<int64_t>&, const std::string&, const std::string&)>;
+
+// The server-sent events of one update: one per token, the text held back
+// until the end added to the last, which carries the finish reason.
+std::string StreamEvents(GenerationJob& job, const JobUpdate& update, const EventMaker& event) {
+  std::string reason, rest;
+  absl::Status status;
+  if (update.done) {
+    std::lock_guard<std::mutex> lock(job.mutex);
+    reason = job.finish_reason;
+    status = job.status;
+    rest = job.text_rest;
+  }
+  if (!status.ok()) return absl::StrCat("data: ", Dump(json{{"error", std::string(status.message())}}), "\n\n");
+  std::string out;
+  const size_t n = update.tokens.size();
+  for (size_t i = 0; i < n; ++i) {
+    const bool last = update.done && i + 1 == n;
+    out += absl::StrCat("data: ", Dump(event({update.tokens[i]}, update.text[i] + (last ? rest : ""), last ? reason : "")),
+                        "\n\n");
+  }
+  if (n == 0 && update.done) out += absl::StrCat("data: ", Dump(event({}, rest, reason)), "\n\n");
+  return out;
+}
+
+// Streams each token as one server-sent event made by `event`; `tail` follows the final event.
+void Stream(httplib::Response& res, std::shared_ptr<GenerationJob> job, EventMaker event, std::string tail) {
   res.set_header("Cache-Control", "no-cache");
   res.set_chunked_content_provider(
       "text/event-stream",
       [job, event, tail, seen = size_t{0}](size_t, httplib::DataSink& sink) mutable {
-        auto [fresh, done] = job->WaitFor(seen);
-        seen += fresh.size();
-        std::string out;
-        std::string reason;
-        absl::Status status;
-        if (done) {
-          std::lock_guard<std::mutex> lock(job->mutex);
-          reason = job->finish_reason;
-          status = job->status;
-        }
-        if (!status.ok()) {
-          out = absl::StrCat("data: ", Dump(json{{"error", std::string(status.message())}}), "\n\n");
-        } else if (!fresh.empty() || done) {
-          // One event per token; the last carries the finish reason.
-          for (size_t i = 0; i < fresh.size(); ++i)
-            out += absl::StrCat("data: ", Dump(event({fresh[i]}, done && i + 1 == fresh.size() ? reason : "")), "\n\n");
-          if (fresh.empty()) out += absl::StrCat("data: ", Dump(event({}, reason)), "\n\n");
-        }
-        if (done) out += tail;
+        JobUpdate update = job->WaitFor(seen);
+        seen += update.tokens.size();
+        std::string out = StreamEvents(*job, update, event);
+        if (update.done) out += tail;
         if (!out.empty() && !sink.write(out.data(), out.size())) {
           job->cancelled = true;
           return false;
         }
-        if (done) sink.done();
+        if (update.done) sink.done();
         return true;
       },
       [job](bool success) {
@@ -169,29 +227,31 @@ void Generate(ServerContext& ctx, const httplib::Request& req, httplib::Response
   if (!doc.ok()) return SendError(res, doc.status());
   if (!doc->is_object()) return SendError(res, Bad("the generate request must be a JSON object"));
   const int64_t vocab = call.model->generation->vocab_size();
-  absl::StatusOr<std::vector<int64_t>> prompt = Bad("give \"input_ids\" (token ids)");
+  absl::StatusOr<std::vector<int64_t>> prompt = Bad("give \"text_input\" (text) or \"input_ids\" (token ids)");
   if (const json* ids = Field(*doc, "input_ids")) prompt = PromptIds(*ids, vocab, "input_ids");
-  else if (doc->contains("text_input"))
-    prompt = Bad(absl::StrCat("model '", name, "' has no tokenizer: give the prompt as \"input_ids\""));
+  else if (doc->contains("text_input")) prompt = TextPrompt(*call.model, (*doc)["text_input"], "text_input");
   if (!prompt.ok()) return SendError(res, prompt.status());
-  GenerationOptions options;
-  if (absl::Status ok = ReadSampling(*doc, false, 20, options); !ok.ok()) return SendError(res, ok);
-  if (absl::Status ok = Submit(ctx, call, *std::move(prompt), options); !ok.ok()) return SendError(res, ok);
+  auto options = ReadOptions(*doc, *call.model, false, 20);
+  if (!options.ok()) return SendError(res, options.status());
+  auto stops = ReadStops(*doc, *call.model);
+  if (!stops.ok()) return SendError(res, stops.status());
+  if (absl::Status ok = Submit(ctx, call, *std::move(prompt), *options, *std::move(stops)); !ok.ok())
+    return SendError(res, ok);
   const std::string version = call.model->source.version;
-  auto event = [name, version](const std::vector<int64_t>& ids, const std::string& reason) {
-    json e = {{"model_name", name}, {"model_version", version}, {"text_output", ""}, {"output_ids", ids}};
+  auto event = [name, version](const std::vector<int64_t>& ids, const std::string& text, const std::string& reason) {
+    json e = {{"model_name", name}, {"model_version", version}, {"text_output", text}, {"output_ids", ids}};
     if (!reason.empty()) e["details"] = {{"finish_reason", reason}};
     return e;
   };
   if (stream) return Stream(res, call.job, event, "");
   if (absl::Status ok = Wait(*call.job); !ok.ok()) return SendError(res, ok);
-  json out = event(call.job->tokens, call.job->finish_reason);
+  json out = event(call.job->tokens, call.job->FullText(), call.job->finish_reason);
   out["details"]["generated_tokens"] = call.job->tokens.size();
   SendJson(res, Dump(out));
 }
 
 std::string OpenAiFinish(const std::string& reason) {
-  return reason == "eos_token" ? "stop" : reason == "length" ? "length" : reason;
+  return reason == "eos_token" || reason == "stop" ? "stop" : reason;
 }
 
 void Completions(ServerContext& ctx, const httplib::Request& req, httplib::Response& res) {
@@ -209,27 +269,33 @@ void Completions(ServerContext& ctx, const httplib::Request& req, httplib::Respo
   if (doc->contains("n") && (*doc)["n"] != 1) return SendError(res, Bad("only \"n\": 1 is supported"));
   if (!doc->contains("prompt")) return SendError(res, Bad("the completion request needs a \"prompt\""));
   const json& p = (*doc)["prompt"];
+  // A string, or an array holding one string (OpenAI's batch of one); else token ids.
+  const bool one_text = p.is_array() && p.size() == 1 && p[0].is_string();
   absl::StatusOr<std::vector<int64_t>> prompt =
-      p.is_string() ? absl::StatusOr<std::vector<int64_t>>(Bad(absl::StrCat(
-                          "model '", name, "' has no tokenizer: give the prompt as an array of token ids")))
-                    : PromptIds(p, call.model->generation->vocab_size(), "prompt");
+      p.is_string() || one_text ? TextPrompt(*call.model, one_text ? p[0] : p, "prompt")
+      : p.is_array() && !p.empty() && p[0].is_string()
+          ? absl::StatusOr<std::vector<int64_t>>(Bad("only one prompt per request is supported"))
+          : PromptIds(p, call.model->generation->vocab_size(), "prompt");
   if (!prompt.ok()) return SendError(res, prompt.status());
   const int64_t prompt_tokens = static_cast<int64_t>(prompt->size());
-  GenerationOptions options;
-  if (absl::Status ok = ReadSampling(*doc, true, 16, options); !ok.ok()) return SendError(res, ok);
+  auto options = ReadOptions(*doc, *call.model, true, 16);
+  if (!options.ok()) return SendError(res, options.status());
+  auto stops = ReadStops(*doc, *call.model);
+  if (!stops.ok()) return SendError(res, stops.status());
   const bool stream = doc->contains("stream") && (*doc)["stream"].is_boolean() && (*doc)["stream"].get<bool>();
-  if (absl::Status ok = Submit(ctx, call, *std::move(prompt), options); !ok.ok()) return SendError(res, ok);
+  if (absl::Status ok = Submit(ctx, call, *std::move(prompt), *options, *std::move(stops)); !ok.ok())
+    return SendError(res, ok);
   const std::string id = absl::StrCat("cmpl-", reinterpret_cast<uintptr_t>(call.job.get()), "-", std::time(nullptr));
   const int64_t created = std::time(nullptr);
-  auto event = [=](const std::vector<int64_t>& ids, const std::string& reason) {
-    json choice = {{"index", 0}, {"text", ""}, {"token_ids", ids}, {"logprobs", nullptr},
+  auto event = [=](const std::vector<int64_t>& ids, const std::string& text, const std::string& reason) {
+    json choice = {{"index", 0}, {"text", text}, {"token_ids", ids}, {"logprobs", nullptr},
                    {"finish_reason", reason.empty() ? json(nullptr) : json(OpenAiFinish(reason))}};
     return json{{"id", id}, {"object", "text_completion"}, {"created", created}, {"model", name},
                 {"choices", {choice}}};
   };
   if (stream) return Stream(res, call.job, event, "data: [DONE]\n\n");
   if (absl::Status ok = Wait(*call.job); !ok.ok()) return SendError(res, ok);
-  json out = event(call.job->tokens, call.job->finish_reason);
+  json out = event(call.job->tokens, call.job->FullText(), call.job->finish_reason);
   const int64_t completion = static_cast<int64_t>(call.job->tokens.size());
   out["usage"] = {{"prompt_tokens", prompt_tokens},
                   {"completion_tokens", completion},

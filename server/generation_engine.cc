@@ -6,11 +6,22 @@
 
 namespace attune::server {
 
-std::pair<std::vector<int64_t>, bool> GenerationJob::WaitFor(size_t seen) {
+JobUpdate GenerationJob::WaitFor(size_t seen) {
   std::unique_lock<std::mutex> lock(mutex);
   changed.wait(lock, [&] { return done || tokens.size() > seen; });
-  std::vector<int64_t> fresh(tokens.begin() + std::min(seen, tokens.size()), tokens.end());
-  return {std::move(fresh), done && true};
+  const size_t from = std::min(seen, tokens.size());
+  JobUpdate update;
+  update.tokens.assign(tokens.begin() + from, tokens.end());
+  update.text.assign(text.begin() + from, text.end());
+  update.done = done;
+  return update;
+}
+
+std::string GenerationJob::FullText() {
+  std::lock_guard<std::mutex> lock(mutex);
+  std::string all;
+  for (const std::string& piece : text) all += piece;
+  return all + text_rest;
 }
 
 absl::StatusOr<std::unique_ptr<GenerationEngine>> GenerationEngine::Create(const Session& session,
@@ -58,13 +69,16 @@ void GenerationEngine::Stop() {
 void GenerationEngine::Finish(int64_t id, const std::string& reason, absl::Status status) {
   auto it = std::find_if(active_.begin(), active_.end(), [&](const auto& a) { return a.first == id; });
   if (it == active_.end()) return;
+  GenerationJob& job = *it->second;
+  const std::string rest = job.text_out ? job.text_out->Finish() : std::string();
   {
-    std::lock_guard<std::mutex> lock(it->second->mutex);
-    it->second->done = true;
-    it->second->finish_reason = reason;
-    it->second->status = std::move(status);
+    std::lock_guard<std::mutex> lock(job.mutex);
+    job.done = true;
+    job.finish_reason = reason;
+    job.status = std::move(status);
+    job.text_rest = rest;
   }
-  it->second->changed.notify_all();
+  job.changed.notify_all();
   batch_->Remove(id);
   active_.erase(it);
 }
@@ -73,15 +87,30 @@ bool GenerationEngine::Deliver(int64_t id, int64_t token) {
   auto it = std::find_if(active_.begin(), active_.end(), [&](const auto& a) { return a.first == id; });
   if (it == active_.end()) return true;
   GenerationJob& job = *it->second;
+  std::string piece;
+  if (job.text_out) {
+    auto text = job.text_out->Push(token);
+    if (!text.ok()) {
+      Finish(id, "error", text.status());
+      return true;
+    }
+    piece = *std::move(text);
+  }
   size_t count;
   {
     std::lock_guard<std::mutex> lock(job.mutex);
     job.tokens.push_back(token);
+    job.text.push_back(std::move(piece));
     count = job.tokens.size();
   }
   job.changed.notify_all();
-  if (token == job.options.eos_id) {
+  const auto& stop_ids = job.options.stop_ids;
+  if (token == job.options.eos_id || std::find(stop_ids.begin(), stop_ids.end(), token) != stop_ids.end()) {
     Finish(id, "eos_token");
+    return true;
+  }
+  if (job.text_out && job.text_out->stopped()) {
+    Finish(id, "stop");
     return true;
   }
   if (static_cast<int64_t>(count) >= job.options.max_new_tokens) {

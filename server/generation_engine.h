@@ -18,29 +18,44 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "attune/decode_batch.h"
+#include "attune/generated_text.h"
 #include "attune/generator.h"
 #include "attune/session.h"
 #include "server/metrics.h"
 
 namespace attune::server {
 
+/// What a reader sees of a job: the tokens (and their text) after those it
+/// has seen, and whether the job is done.
+struct JobUpdate {
+  std::vector<int64_t> tokens;
+  std::vector<std::string> text;  // per token, its piece of text ("" without a tokenizer)
+  bool done = false;
+};
+
 /// One generation: what to run, and its tokens as they come.
 struct GenerationJob {
   std::vector<int64_t> prompt;
-  GenerationOptions options;  // sampling, max_new_tokens, eos_id
+  GenerationOptions options;  // sampling, max_new_tokens, eos_id and stop_ids
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+  /// The text of the tokens, cut at stop strings: set for a model with a
+  /// tokenizer, used by the engine thread only.
+  std::unique_ptr<GeneratedText> text_out;
 
   std::mutex mutex;
   std::condition_variable changed;
-  std::vector<int64_t> tokens;  // produced so far
+  std::vector<int64_t> tokens;     // produced so far (up to the one completing a stop string)
+  std::vector<std::string> text;   // per token, the text it made safe to show
+  std::string text_rest;           // text held back until the end (set when done)
   bool done = false;
-  std::string finish_reason;    // "length", "eos_token", "timeout", "cancelled", "error"
+  std::string finish_reason;    // "length", "eos_token", "stop" (a stop string), "timeout", "cancelled", "error"
   absl::Status status;          // an error that ended it
   std::atomic<bool> cancelled{false};  // set by the reader (client gone)
 
-  /// Waits until more than `seen` tokens exist or the job is done; returns
-  /// the new tokens and whether the job is done.
-  std::pair<std::vector<int64_t>, bool> WaitFor(size_t seen);
+  /// Waits until more than `seen` tokens exist or the job is done.
+  JobUpdate WaitFor(size_t seen);
+  /// All the text (after the job is done).
+  std::string FullText();
 };
 
 class GenerationEngine {

@@ -1,7 +1,5 @@
 #include "server/infer_codec.h"
 
-#include <set>
-
 #include "absl/strings/str_cat.h"
 #include "server/datatype.h"
 #include "server/tensor_codec.h"
@@ -13,20 +11,31 @@ using nlohmann::json;
 
 absl::Status Bad(const std::string& message) { return absl::InvalidArgumentError(message); }
 
+// A name from a request as an error message shows it: control characters
+// replaced, at most 200 bytes (the message stays one readable line).
+std::string Shown(std::string_view name) {
+  std::string out(name.substr(0, 200));
+  for (char& c : out)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  return name.size() > 200 ? out + "..." : out;
+}
+
 const TensorInfo* FindInfo(const std::vector<TensorInfo>& infos, const std::string& name) {
   for (const TensorInfo& i : infos)
     if (i.name == name) return &i;
   return nullptr;
 }
 
+constexpr size_t kMaxRank = 16;
+
 absl::StatusOr<std::vector<int64_t>> ParseShape(const std::string& name, const json& shape) {
-  if (!shape.is_array()) return Bad(absl::StrCat("input '", name, "': \"shape\" must be an array of integers"));
-  if (shape.size() > 16) return Bad(absl::StrCat("input '", name, "': rank ", shape.size(), " is above 16"));
+  if (!shape.is_array()) return Bad(absl::StrCat("input '", Shown(name), "': \"shape\" must be an array of integers"));
+  if (shape.size() > kMaxRank) return Bad(absl::StrCat("input '", Shown(name), "': rank ", shape.size(), " is above 16"));
   std::vector<int64_t> dims;
   for (const json& d : shape) {
     if (!d.is_number_integer() || d.get<int64_t>() < 0 ||
         (d.is_number_unsigned() && d.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)))
-      return Bad(absl::StrCat("input '", name, "': shape dimension ", d.dump(), " is not a non-negative integer"));
+      return Bad(absl::StrCat("input '", Shown(name), "': shape dimension ", d.dump(), " is not a non-negative integer"));
     dims.push_back(d.get<int64_t>());
   }
   return dims;
@@ -50,27 +59,64 @@ absl::Status ParseOutputs(const json& doc, const std::vector<TensorInfo>& model_
   if (!doc.contains("outputs")) return absl::OkStatus();
   const json& outputs = doc["outputs"];
   if (!outputs.is_array()) return Bad("\"outputs\" must be an array");
-  std::set<std::string> seen;
   for (const json& o : outputs) {
     if (!o.is_object() || !o.contains("name") || !o["name"].is_string())
       return Bad("each requested output needs a \"name\" string");
     const std::string name = o["name"].get<std::string>();
-    if (FindInfo(model_outputs, name) == nullptr) return Bad(absl::StrCat("unknown output '", name, "'"));
-    if (!seen.insert(name).second) return Bad(absl::StrCat("output '", name, "' requested twice"));
-    RequestedOutput r{name, request.binary_output};
+    bool binary = request.binary_output;
     if (o.contains("parameters")) {
       const json& p = o["parameters"];
-      if (!p.is_object()) return Bad(absl::StrCat("output '", name, "': \"parameters\" must be an object"));
+      if (!p.is_object()) return Bad(absl::StrCat("output '", Shown(name), "': \"parameters\" must be an object"));
       if (p.contains("classification"))
-        return Bad(absl::StrCat("output '", name, "': the classification extension is not supported"));
-      if (p.contains("binary_data")) r.binary = Truthy(p["binary_data"]);
+        return Bad(absl::StrCat("output '", Shown(name), "': the classification extension is not supported"));
+      if (p.contains("binary_data")) binary = Truthy(p["binary_data"]);
     }
-    request.outputs.push_back(std::move(r));
+    if (absl::Status ok = AddRequestedOutput(name, binary, model_outputs, request); !ok.ok()) return ok;
   }
   return absl::OkStatus();
 }
 
 }  // namespace
+
+InputCollector::InputCollector(const std::vector<TensorInfo>& model_inputs, const CodecLimits& limits)
+    : model_inputs_(model_inputs), limits_(limits), given_(model_inputs.size()) {}
+
+absl::StatusOr<ElementType> InputCollector::Check(const std::string& name, std::string_view datatype,
+                                                  const std::vector<int64_t>& shape) {
+  const TensorInfo* info = FindInfo(model_inputs_, name);
+  if (info == nullptr) return Bad(absl::StrCat("unknown input '", Shown(name), "'"));
+  const size_t index = static_cast<size_t>(info - model_inputs_.data());
+  if (given_[index]) return Bad(absl::StrCat("input '", name, "' given twice"));
+  const std::optional<ElementType> type = ParseDatatype(datatype);
+  if (!type) return Bad(absl::StrCat("input '", name, "': unknown datatype '", Shown(datatype), "'"));
+  if (shape.size() > kMaxRank) return Bad(absl::StrCat("input '", name, "': rank ", shape.size(), " is above 16"));
+  for (int64_t d : shape)
+    if (d < 0) return Bad(absl::StrCat("input '", name, "': shape dimension ", d, " is negative"));
+  if (absl::Status ok = CheckInputTensor(*info, *type, shape); !ok.ok()) return ok;
+  if (auto bytes = CheckedTensorBytes(name, *type, shape, limits_.max_tensor_bytes); !bytes.ok()) return bytes.status();
+  last_ = index;
+  return *type;
+}
+
+void InputCollector::Put(Tensor tensor) { given_[last_] = std::move(tensor); }
+
+absl::StatusOr<NamedTensors> InputCollector::Take() {
+  NamedTensors inputs;
+  for (size_t i = 0; i < model_inputs_.size(); ++i) {
+    if (!given_[i]) return Bad(absl::StrCat("input '", model_inputs_[i].name, "' is missing"));
+    inputs.emplace_back(model_inputs_[i].name, *std::move(given_[i]));
+  }
+  return inputs;
+}
+
+absl::Status AddRequestedOutput(const std::string& name, bool binary, const std::vector<TensorInfo>& model_outputs,
+                                InferRequest& request) {
+  if (FindInfo(model_outputs, name) == nullptr) return Bad(absl::StrCat("unknown output '", Shown(name), "'"));
+  for (const RequestedOutput& r : request.outputs)
+    if (r.name == name) return Bad(absl::StrCat("output '", name, "' requested twice"));
+  request.outputs.push_back({name, binary});
+  return absl::OkStatus();
+}
 
 absl::StatusOr<json> ParseJson(std::string_view text, const CodecLimits& limits) {
   if (JsonNestingDepth(text) > limits.max_json_depth)
@@ -125,27 +171,19 @@ absl::StatusOr<InferRequest> ParseInferRequest(std::string_view body, std::optio
     }
   }
   if (!doc.contains("inputs") || !doc["inputs"].is_array()) return Bad("\"inputs\" must be an array");
-  std::vector<std::optional<Tensor>> given(model_inputs.size());
+  InputCollector collector(model_inputs, limits);
   size_t offset = 0;
   for (const json& in : doc["inputs"]) {
     if (!in.is_object()) return Bad("each input must be an object");
     if (!in.contains("name") || !in["name"].is_string()) return Bad("each input needs a \"name\" string");
     const std::string name = in["name"].get<std::string>();
-    const TensorInfo* info = FindInfo(model_inputs, name);
-    if (info == nullptr) return Bad(absl::StrCat("unknown input '", name, "'"));
-    const size_t index = static_cast<size_t>(info - model_inputs.data());
-    if (given[index]) return Bad(absl::StrCat("input '", name, "' given twice"));
     if (!in.contains("datatype") || !in["datatype"].is_string())
       return Bad(absl::StrCat("input '", name, "' needs a \"datatype\" string"));
-    const std::string datatype = in["datatype"].get<std::string>();
-    const std::optional<ElementType> type = ParseDatatype(datatype);
-    if (!type) return Bad(absl::StrCat("input '", name, "': unknown datatype '", datatype, "'"));
     if (!in.contains("shape")) return Bad(absl::StrCat("input '", name, "' needs a \"shape\""));
     auto shape = ParseShape(name, in["shape"]);
     if (!shape.ok()) return shape.status();
-    if (absl::Status ok = CheckInputTensor(*info, *type, *shape); !ok.ok()) return ok;
-    if (auto bytes = CheckedTensorBytes(name, *type, *shape, limits.max_tensor_bytes); !bytes.ok())
-      return bytes.status();
+    auto type = collector.Check(name, in["datatype"].get_ref<const std::string&>(), *shape);
+    if (!type.ok()) return type.status();
     auto size = BinarySize(name, in);
     if (!size.ok()) return size.status();
     absl::StatusOr<Tensor> tensor;
@@ -161,14 +199,13 @@ absl::StatusOr<InferRequest> ParseInferRequest(std::string_view body, std::optio
       tensor = TensorFromJson(name, in["data"], *type, *shape, limits.max_tensor_bytes);
     }
     if (!tensor.ok()) return tensor.status();
-    given[index] = *std::move(tensor);
+    collector.Put(*std::move(tensor));
   }
   if (offset != binary.size())
     return Bad(absl::StrCat("the body has ", binary.size() - offset, " bytes after the binary tensors"));
-  for (size_t i = 0; i < model_inputs.size(); ++i) {
-    if (!given[i]) return Bad(absl::StrCat("input '", model_inputs[i].name, "' is missing"));
-    request.inputs.emplace_back(model_inputs[i].name, *std::move(given[i]));
-  }
+  auto inputs = collector.Take();
+  if (!inputs.ok()) return inputs.status();
+  request.inputs = *std::move(inputs);
   if (absl::Status ok = ParseOutputs(doc, model_outputs, request); !ok.ok()) return ok;
   return request;
 }

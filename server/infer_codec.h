@@ -35,6 +35,32 @@ struct InferRequest {
   int64_t timeout_ms = 0;                // the request parameter "timeout" in microseconds, as Triton; 0 = none
 };
 
+/// The inputs of a request as its decoder reads them (REST's JSON or gRPC's
+/// message), checked against the model the same way whatever the encoding.
+class InputCollector {
+ public:
+  InputCollector(const std::vector<TensorInfo>& model_inputs, const CodecLimits& limits);
+  /// Checks an input's header: an input of the model, given once, a known
+  /// datatype the model takes, a shape (rank at most 16, no negative dim)
+  /// that fits the model's, within the tensor limit. Returns its element type.
+  absl::StatusOr<ElementType> Check(const std::string& name, std::string_view datatype,
+                                    const std::vector<int64_t>& shape);
+  /// Stores the tensor of the input last checked.
+  void Put(Tensor tensor);
+  /// The inputs in the model's order; InvalidArgument naming a missing one.
+  absl::StatusOr<NamedTensors> Take();
+
+ private:
+  const std::vector<TensorInfo>& model_inputs_;
+  const CodecLimits& limits_;
+  std::vector<std::optional<Tensor>> given_;
+  size_t last_ = 0;
+};
+
+/// Adds a requested output: an output of the model, asked for once.
+absl::Status AddRequestedOutput(const std::string& name, bool binary, const std::vector<TensorInfo>& model_outputs,
+                                InferRequest& request);
+
 /// Parses a JSON document, refusing nesting deeper than the limit (the parser recurses).
 absl::StatusOr<nlohmann::json> ParseJson(std::string_view text, const CodecLimits& limits);
 

@@ -8,6 +8,7 @@
 
 #include "absl/status/statusor.h"
 #include "attune/session.h"
+#include "attune/tokenizer.h"
 
 namespace attune::server {
 
@@ -31,6 +32,7 @@ struct ServedModel {
   ModelSource source;
   std::unique_ptr<Session> session;
   std::unique_ptr<GenerationEngine> generation;  // null when the model is not a decoder with a KV cache
+  std::unique_ptr<Tokenizer> tokenizer;          // a decoder's tokenizer beside its file, else null (ids only)
   ~ServedModel();
 };
 

@@ -33,7 +33,7 @@ json ModelMetadata(const ServedModel& m) {
   for (const TensorInfo& o : m.session->outputs()) outputs.push_back(TensorMetadata(o));
   return {{"name", m.source.name},
           {"versions", {m.source.version}},
-          {"platform", "onnx_onnxv1"},
+          {"platform", kPlatform},
           {"inputs", inputs},
           {"outputs", outputs}};
 }
@@ -92,10 +92,9 @@ void InstallRestRoutes(httplib::Server& http, ServerContext& ctx) {
   });
   http.Get("/v2", [&](const httplib::Request&, httplib::Response& res) {
     TagRequest("", "server_metadata");
-    SendJson(res, json{{"name", "attune"},
-                       {"version", "0.1.0"},
-                       {"extensions", {"binary_tensor_data", "generate", "model_repository_index"}}}
-                      .dump());
+    json extensions = json::array();
+    for (const char* e : kServerExtensions) extensions.push_back(e);
+    SendJson(res, json{{"name", kServerName}, {"version", kServerVersion}, {"extensions", extensions}}.dump());
   });
   http.Get(kModelPath, [&](const httplib::Request& req, httplib::Response& res) {
     TagRequest(Match(req, 1), "model_metadata");

@@ -14,8 +14,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "attune/session.h"
+#include "attune/tokenizer.h"
 #include "nlohmann/json.hpp"
 #include "server/generation_engine.h"
+#include "server/grpc/grpc_service.h"
 #include "server/server_context.h"
 
 namespace attune::server {
@@ -56,34 +58,46 @@ class AccessLog {
   bool ok(const std::string& path) const { return path.empty() || out_ != nullptr; }
   void Write(const httplib::Request& req, const httplib::Response& res, double ms) {
     if (out_ == nullptr) return;
-    json line = {{"time", UtcNow()},        {"remote", req.remote_addr}, {"method", req.method},
-                 {"path", req.path},        {"status", res.status},      {"ms", ms},
-                 {"model", tag.model},      {"endpoint", tag.endpoint},  {"bytes_in", req.body.size()},
-                 {"bytes_out", res.body.size()}};
+    WriteLine({{"time", UtcNow()},        {"remote", req.remote_addr}, {"method", req.method},
+               {"path", req.path},        {"status", res.status},      {"ms", ms},
+               {"model", tag.model},      {"endpoint", tag.endpoint},  {"bytes_in", req.body.size()},
+               {"bytes_out", res.body.size()}});
+  }
+  // A gRPC call: its status is the gRPC code.
+  void WriteCall(const std::string& model, const std::string& endpoint, int grpc_code, double ms) {
+    if (out_ == nullptr) return;
+    WriteLine({{"time", UtcNow()}, {"method", "gRPC"}, {"grpc_status", grpc_code}, {"ms", ms},
+               {"model", model}, {"endpoint", endpoint}});
+  }
+  bool enabled() const { return out_ != nullptr; }
+
+ private:
+  void WriteLine(const json& line) {
     const std::string text = line.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
     std::lock_guard<std::mutex> lock(mutex_);
     std::fwrite(text.data(), 1, text.size(), out_);
     std::fflush(out_);
   }
 
- private:
   std::FILE* out_ = nullptr;
   std::FILE* owned_ = nullptr;
   std::mutex mutex_;
 };
 
-int HttpStatus(const absl::Status& s) {
-  switch (s.code()) {
-    case absl::StatusCode::kInvalidArgument:
-    case absl::StatusCode::kOutOfRange:
-    case absl::StatusCode::kFailedPrecondition: return 400;
-    case absl::StatusCode::kNotFound: return 404;
-    case absl::StatusCode::kUnavailable:
-    case absl::StatusCode::kResourceExhausted:
-    case absl::StatusCode::kDeadlineExceeded: return 503;
-    case absl::StatusCode::kUnimplemented: return 501;
-    default: return 500;
-  }
+// The tokenizer beside a decoder's file, when there is one (null otherwise);
+// an error for one that does not load or does not fit the model's logits.
+absl::StatusOr<std::unique_ptr<Tokenizer>> LoadTokenizer(const ModelSource& source, int64_t model_vocab) {
+  auto path = Tokenizer::FindBeside(source.path);
+  if (!path.ok()) return std::unique_ptr<Tokenizer>();
+  auto tokenizer = Tokenizer::Load(*path);
+  if (!tokenizer.ok())
+    return absl::Status(tokenizer.status().code(),
+                        absl::StrCat("model '", source.name, "': tokenizer ", *path, ": ", tokenizer.status().message()));
+  if (model_vocab > 0 && (*tokenizer)->vocab_size() > model_vocab)
+    return absl::InvalidArgumentError(absl::StrCat("model '", source.name, "': the tokenizer ", *path, " has ",
+                                                   (*tokenizer)->vocab_size(), " ids, more than the model's logits (",
+                                                   model_vocab, "): is it the model's own tokenizer?"));
+  return tokenizer;
 }
 
 absl::Status LoadModels(ServerContext& ctx) {
@@ -104,9 +118,15 @@ absl::Status LoadModels(ServerContext& ctx) {
     auto engine = GenerationEngine::Create(*model->session, source.name, ctx.options.max_batch,
                                            ctx.options.max_queue, ctx.metrics);
     if (engine.ok()) model->generation = *std::move(engine);
-    std::fprintf(stderr, "attune serve: model '%s' version %s loaded from %s%s\n", source.name.c_str(),
+    if (model->generation) {
+      auto tokenizer = LoadTokenizer(source, model->generation->vocab_size());
+      if (!tokenizer.ok()) return tokenizer.status();
+      model->tokenizer = *std::move(tokenizer);
+    }
+    std::fprintf(stderr, "attune serve: model '%s' version %s loaded from %s%s%s\n", source.name.c_str(),
                  source.version.c_str(), source.path.c_str(),
-                 model->generation ? " (decoder: generate, continuous batching)" : "");
+                 model->generation ? " (decoder: generate, continuous batching)" : "",
+                 model->tokenizer ? " with its tokenizer (text in and out)" : "");
     model->source = std::move(source);
     ctx.models.push_back(std::move(model));
   }
@@ -114,6 +134,20 @@ absl::Status LoadModels(ServerContext& ctx) {
 }
 
 }  // namespace
+
+int HttpStatus(const absl::Status& s) {
+  switch (s.code()) {
+    case absl::StatusCode::kInvalidArgument:
+    case absl::StatusCode::kOutOfRange:
+    case absl::StatusCode::kFailedPrecondition: return 400;
+    case absl::StatusCode::kNotFound: return 404;
+    case absl::StatusCode::kUnavailable:
+    case absl::StatusCode::kResourceExhausted:
+    case absl::StatusCode::kDeadlineExceeded: return 503;
+    case absl::StatusCode::kUnimplemented: return 501;
+    default: return 500;
+  }
+}
 
 void TagRequest(const std::string& model, const std::string& endpoint) {
   tag.model = model;
@@ -200,13 +234,29 @@ absl::Status RunServer(const ServerOptions& options) {
   });
   InstallRestRoutes(http, ctx);
   InstallGenerateRoutes(http, ctx);
+  if (log.enabled())
+    ctx.log_access = [&log](const std::string& model, const std::string& endpoint, int code, double seconds) {
+      log.WriteCall(model, endpoint, code, seconds * 1000);
+    };
 
   if (!http.bind_to_port(options.host, options.port))
     return absl::UnavailableError(absl::StrCat("cannot listen on ", options.host, ":", options.port));
+  std::unique_ptr<GrpcServer> grpc;
+  if (options.grpc_port > 0) {
+    // Handler threads as HTTP's pool: running and queued requests plus a few for probes.
+    auto started = GrpcServer::Start(ctx, options.host, options.grpc_port, slots + options.max_queue + 8);
+    if (!started.ok()) {
+      http.stop();
+      return started.status();
+    }
+    grpc = *std::move(started);
+  }
   std::thread listener([&] { http.listen_after_bind(); });
   const bool loopback = options.host == "127.0.0.1" || options.host == "localhost" || options.host == "::1";
   std::fprintf(stderr, "attune serve: listening on http://%s:%d%s\n", options.host.c_str(), options.port,
                loopback ? " (loopback only; --host 0.0.0.0 accepts other machines)" : "");
+  if (grpc) std::fprintf(stderr, "attune serve: gRPC (inference.GRPCInferenceService) on %s:%d\n",
+                         options.host.c_str(), options.grpc_port);
 
   std::thread waiter([&] {
     int signal_number = 0;
@@ -214,6 +264,7 @@ absl::Status RunServer(const ServerOptions& options) {
     std::fprintf(stderr, "attune serve: signal %d: draining in-flight requests\n", signal_number);
     ctx.stopping = true;
     http.stop();
+    if (grpc) grpc->Shutdown();  // waits for the calls in flight
   });
   absl::Status loaded = LoadModels(ctx);
   if (loaded.ok()) {

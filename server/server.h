@@ -1,5 +1,5 @@
 // attune serve: an inference server speaking the Open Inference Protocol
-// (KServe v2) over HTTP/REST, with Triton's generate extension and
+// (KServe v2) over HTTP/REST and gRPC, with Triton's generate extension and
 // OpenAI-style completions for decoder models (continuous batching).
 #pragma once
 
@@ -17,6 +17,7 @@ struct ServerOptions {
   std::string model_name;                // with one model: the name to serve it under
   std::string host = "127.0.0.1";
   int port = 8080;
+  int grpc_port = 8081;  // inference.GRPCInferenceService; 0: no gRPC
   SessionOptions session;    // how each model loads and runs (threads per run, fusion, ...)
   int max_concurrency = 0;   // inference runs at once (0 = the cores)
   int max_queue = 64;        // requests waiting for a run; more get 503

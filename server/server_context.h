@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -22,6 +23,12 @@ class Server;
 
 namespace attune::server {
 
+// What the server says of itself (REST's GET /v2 and gRPC's ServerMetadata).
+inline constexpr char kServerName[] = "attune";
+inline constexpr char kServerVersion[] = "0.1.0";
+inline constexpr const char* kServerExtensions[] = {"binary_tensor_data", "generate", "model_repository_index"};
+inline constexpr char kPlatform[] = "onnx_onnxv1";
+
 struct ServerContext {
   explicit ServerContext(const ServerOptions& o, int slots)
       : options(o), admission(slots, o.max_queue, metrics) {}
@@ -32,6 +39,9 @@ struct ServerContext {
   std::vector<std::unique_ptr<ServedModel>> models;  // filled before `ready`
   std::atomic<bool> ready{false};
   std::atomic<bool> stopping{false};
+  /// Writes one access-log line for a call that is not HTTP (gRPC): model,
+  /// endpoint, status code, seconds. Empty when the log is off.
+  std::function<void(const std::string&, const std::string&, int, double)> log_access;
 
   /// The model of that name (and version, when given): NotFound otherwise,
   /// Unavailable while the models load.
@@ -42,6 +52,9 @@ struct ServerContext {
 /// Which model and endpoint a request was for, for the access log and the
 /// metrics (set by the handler on its thread, read when the response is logged).
 void TagRequest(const std::string& model, const std::string& endpoint);
+
+/// The HTTP status of an error (400 bad request, 404 unknown model, 503 busy, 500 internal).
+int HttpStatus(const absl::Status& status);
 
 /// An error response: the protocol's {"error": message} with the status the
 /// code maps to (400 bad request, 404 unknown model, 503 + Retry-After busy,

@@ -11,14 +11,17 @@ namespace attune::cli {
 namespace {
 
 constexpr char kUsage[] =
-    "usage: attune serve MODEL_OR_DIR... [--host 127.0.0.1] [--port 8080] [options]\n"
+    "usage: attune serve MODEL_OR_DIR... [--host 127.0.0.1] [--port 8080] [--grpc-port 8081] [options]\n"
     "\n"
-    "Serves ONNX models over HTTP with the Open Inference Protocol (KServe v2): health, metadata and\n"
-    "inference under /v2 (JSON tensors and the binary tensor data extension), /metrics for Prometheus.\n"
+    "Serves ONNX models with the Open Inference Protocol (KServe v2) over HTTP: health, metadata and\n"
+    "inference under /v2 (JSON tensors and the binary tensor data extension), /metrics for Prometheus;\n"
+    "and over gRPC: inference.GRPCInferenceService (raw or typed tensor contents).\n"
     "Decoder models with a KV cache also generate: /v2/models/NAME/generate and /generate_stream\n"
     "(Triton's generate extension, server-sent events) and /v1/completions, /v1/models (OpenAI style),\n"
     "with concurrent generations on a model run as one decode batch (continuous batching). Prompts are\n"
-    "token ids (input_ids, or an OpenAI prompt given as an array of ids).\n"
+    "token ids (input_ids, or an OpenAI prompt given as an array of ids) or, for a model with a\n"
+    "tokenizer.json or tokenizer.model beside its file, text (text_input, or a string prompt): the\n"
+    "answer is then text too, ended by the tokenizer's end-of-sequence ids or a \"stop\" string.\n"
     "\n"
     "MODEL_OR_DIR is a .onnx file (served under its stem), a folder holding one model (model.onnx or a\n"
     "single .onnx, directly or in numeric version folders: served under the folder's name), or a folder\n"
@@ -29,6 +32,7 @@ constexpr char kUsage[] =
     "  --host ADDR              address to listen on (default 127.0.0.1: this machine only;\n"
     "                           0.0.0.0 accepts connections from other machines)\n"
     "  --port N                 HTTP port (default 8080)\n"
+    "  --grpc-port N            gRPC port (default 8081; 0: no gRPC)\n"
     "  --model-name NAME        serve a single model under NAME\n"
     "  --max-concurrency K      inference runs at once (default: the number of cores)\n"
     "  --max-queue Q            requests waiting for a run (default 64); beyond, 503 with Retry-After\n"
@@ -51,6 +55,10 @@ absl::Status Serve(const Args& args) {
   ASSIGN_OR_RETURN(const int64_t port, args.Int("port", 8080));
   if (port < 1 || port > 65535) return absl::InvalidArgumentError("--port must be in [1, 65535]");
   o.port = static_cast<int>(port);
+  ASSIGN_OR_RETURN(const int64_t grpc_port, args.Int("grpc-port", 8081));
+  if (grpc_port < 0 || grpc_port > 65535) return absl::InvalidArgumentError("--grpc-port must be in [0, 65535]");
+  if (grpc_port == port) return absl::InvalidArgumentError("--grpc-port must differ from --port");
+  o.grpc_port = static_cast<int>(grpc_port);
   ASSIGN_OR_RETURN(o.session, SessionOptionsFromArgs(args));
   if (!args.Has("threads")) o.session.threads = 1;
   ASSIGN_OR_RETURN(const int64_t concurrency, args.Int("max-concurrency", 0));
@@ -79,7 +87,7 @@ absl::Status Serve(const Args& args) {
 }  // namespace
 
 int ServeCommand(int argc, char** argv) {
-  FlagSpec spec{{"host", "port", "model-name", "max-concurrency", "max-queue", "max-batch",
+  FlagSpec spec{{"host", "port", "grpc-port", "model-name", "max-concurrency", "max-queue", "max-batch",
                  "max-request-mb", "max-input-mb", "request-timeout", "access-log"},
                 {}};
   AddSessionFlags(spec);

@@ -3,69 +3,12 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "attune/generated_text.h"
 #include "attune/generator.h"
 #include "attune/tokenizer.h"
 #include "core/common/status_macros.h"
 
 namespace attune {
-namespace {
-
-// One prompt's text as it is generated. Text that could still be the start of
-// a stop string is held back until the next token decides.
-class PromptText {
- public:
-  PromptText(const Tokenizer& tokenizer, const std::vector<std::string>& stop) : stream_(tokenizer), stop_(stop) {
-    for (const std::string& s : stop_) hold_ = std::max(hold_, s.empty() ? 0 : s.size() - 1);
-  }
-  bool stopped() const { return stopped_; }
-  size_t kept_tokens() const { return kept_tokens_; }
-  const std::string& text() const { return text_; }
-
-  /// Adds one generated id; returns the text now safe to show.
-  absl::StatusOr<std::string> Push(int64_t id) {
-    ++kept_tokens_;
-    ASSIGN_OR_RETURN(const std::string piece, stream_.Push(id));
-    return Append(piece);
-  }
-  /// The end of generation: what was held back.
-  std::string Finish() {
-    std::string rest = stopped_ ? std::string() : Append(stream_.Finish());
-    if (!stopped_) rest += text_.substr(shown_), shown_ = text_.size();
-    return rest;
-  }
-
- private:
-  std::string Append(const std::string& piece) {
-    if (stopped_ || piece.empty()) return "";
-    const size_t search_from = text_.size() > hold_ ? text_.size() - hold_ : 0;
-    text_ += piece;
-    size_t cut = std::string::npos;
-    for (const std::string& s : stop_)
-      if (!s.empty()) cut = std::min(cut, text_.find(s, search_from));
-    if (cut != std::string::npos) {
-      text_.resize(cut);
-      stopped_ = true;
-    }
-    // Show all but the last hold_ bytes (moved back to a character boundary).
-    size_t safe = stopped_ || text_.size() <= hold_ ? (stopped_ ? text_.size() : 0) : text_.size() - hold_;
-    while (safe > shown_ && safe < text_.size() && (static_cast<unsigned char>(text_[safe]) & 0xC0) == 0x80) --safe;
-    if (safe <= shown_) return "";
-    std::string out = text_.substr(shown_, safe - shown_);
-    shown_ = safe;
-    return out;
-  }
-
-  TextStream stream_;
-  const std::vector<std::string>& stop_;
-  size_t hold_ = 0;
-  std::string text_;
-  size_t shown_ = 0;
-  bool stopped_ = false;
-  size_t kept_tokens_ = 0;
-};
-
-}  // namespace
-
 absl::StatusOr<TextGenerationResult> Generator::GenerateText(const Tokenizer& tokenizer,
                                                              const std::vector<std::string>& prompts,
                                                              const GenerationOptions& options,
@@ -88,7 +31,7 @@ absl::StatusOr<TextGenerationResult> Generator::GenerateText(const Tokenizer& to
     run.eos_id = tokenizer.eos_ids()[0];
     run.stop_ids.insert(run.stop_ids.end(), tokenizer.eos_ids().begin() + 1, tokenizer.eos_ids().end());
   }
-  std::vector<PromptText> texts;
+  std::vector<GeneratedText> texts;
   for (size_t p = 0; p < prompts.size(); ++p) texts.emplace_back(tokenizer, stop);
   absl::Status failure;
   auto on_token = [&](const TokenEvent& event) {
@@ -101,7 +44,7 @@ absl::StatusOr<TextGenerationResult> Generator::GenerateText(const Tokenizer& to
       }
       if (on_text && !piece->empty()) on_text(r, *piece);
     }
-    return stop.empty() || !std::all_of(texts.begin(), texts.end(), [](const PromptText& t) { return t.stopped(); });
+    return stop.empty() || !std::all_of(texts.begin(), texts.end(), [](const GeneratedText& t) { return t.stopped(); });
   };
   ASSIGN_OR_RETURN(result.tokens, Generate(result.prompt_ids, run, on_token));
   RETURN_IF_ERROR(failure);

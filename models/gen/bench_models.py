@@ -13,6 +13,9 @@ usage: /usr/bin/python3 models/gen/bench_models.py --out DIR [--only NAME ...] [
                                  tied wte/lm_head as MatMul(h, Transpose(wte)), causal where + padding
                                  attention_mask), 12 layers, 768, 12 heads, vocab 50257, context 1024
   hf_gpt2_decode.onnx            the same weights with past_key_values.N.key/value in, present out
+  hf_gpt2_pos_decode.onnx        (--only hf_gpt2_pos) the same GPT-2-small with a position_ids input too,
+                                 as Hugging Face's exporters write it: a decode graph whose rows of
+                                 different lengths share one run (attune serve's continuous batching)
   inputs_hf_gpt2_prefill_T<T>/   batch 1, T in 128 512, attention_mask all ones
   inputs_hf_gpt2_decode_P<P>/    one new token after a real prefill of P tokens, P in 127 511
   hf_llama_prefill.onnx          LLaMA in Hugging Face's form (hf_llama.py: RMSNorm, rotary embeddings,
@@ -43,7 +46,7 @@ from attention import MultiHeadAttention  # noqa: E402
 from export import save_npys, torch_export, torch_outputs  # noqa: E402
 from catalog_hf import past_names, present_names, tie_lm_head  # noqa: E402
 from gpt import GPT  # noqa: E402
-from hf_gpt2 import GPT2LMHeadModel  # noqa: E402
+from hf_gpt2 import GPT2LMHeadModel, GPT2WithPositionIds  # noqa: E402
 from hf_llama import LlamaForCausalLM  # noqa: E402
 from spec import SEQ  # noqa: E402
 
@@ -85,6 +88,26 @@ def write_hf_gpt2(out):
     torch.manual_seed(125)
     module = GPT2LMHeadModel(50257, 768, 12, 12, 1024).eval()
     write_hf_decoder(out, "hf_gpt2", module, 50257, 12, tie_lm_head)
+
+
+def write_hf_gpt2_pos_decode(out):
+    """The decode graph of GPT-2-small with position_ids (hf_gpt2.GPT2WithPositionIds): serve benchmark."""
+    torch.manual_seed(125)
+    module = GPT2WithPositionIds(50257, 768, 12, 12, 1024).eval()
+    kv_in, kv_out = past_names(12), present_names(12)
+    past = 7
+    rng = np.random.RandomState(7)
+    sample = {"input_ids": rng.randint(0, 50257, size=(1, 1)).astype(np.int64),
+              "attention_mask": np.ones((1, past + 1), dtype=np.int64),
+              "position_ids": np.full((1, 1), past, dtype=np.int64)}
+    sample.update({n: np.zeros((1, 12, past, 64), dtype=np.float32) for n in kv_in})
+    names = ["input_ids", "attention_mask", "position_ids"] + kv_in
+    axes = {"input_ids": SEQ, "position_ids": SEQ, "logits": SEQ, "attention_mask": {0: "batch", 1: "total_seq"}}
+    axes.update({n: {0: "batch", 2: "past_seq"} for n in kv_in})
+    axes.update({n: {0: "batch", 2: "total_seq"} for n in kv_out})
+    model = torch_export(module, sample, names, ["logits"] + kv_out, axes, 17)
+    tie_lm_head(model, os.path.join(out, "hf_gpt2_pos_decode.onnx"))
+    print("wrote hf_gpt2_pos_decode.onnx", flush=True)
 
 
 def write_hf_llama(out):
@@ -184,7 +207,7 @@ def verify(out):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True)
-    ap.add_argument("--only", nargs="*", choices=["mha", "gpt2", "hf_gpt2", "hf_llama"],
+    ap.add_argument("--only", nargs="*", choices=["mha", "gpt2", "hf_gpt2", "hf_gpt2_pos", "hf_llama"],
                     default=["mha", "gpt2", "hf_gpt2", "hf_llama"])
     ap.add_argument("--verify", action="store_true")
     args = ap.parse_args()
@@ -202,6 +225,8 @@ def main():
                           ids_inputs(50257), [t for t in LENGTHS if t <= 1024])
     if "hf_gpt2" in args.only:
         write_hf_gpt2(args.out)
+    if "hf_gpt2_pos" in args.only:
+        write_hf_gpt2_pos_decode(args.out)
     if "hf_llama" in args.only:
         write_hf_llama(args.out)
     if args.verify and "mha" in args.only and not verify(args.out):

@@ -31,8 +31,10 @@ class Server:
 
     def __init__(self, models, *flags):
         self.port = free_port()
+        self.grpc_port = free_port()
         self.log = open(os.path.join(os.environ.get("TMPDIR", "/tmp"), f"attune_serve_{self.port}.log"), "w+")
-        self.proc = subprocess.Popen([CLI, "serve", *models, "--port", str(self.port), *flags],
+        self.proc = subprocess.Popen([CLI, "serve", *models, "--port", str(self.port),
+                                      "--grpc-port", str(self.grpc_port), *flags],
                                      stdout=self.log, stderr=subprocess.STDOUT)
         deadline = time.time() + 60
         while time.time() < deadline:
