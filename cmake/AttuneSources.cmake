@@ -55,10 +55,14 @@ endfunction()
 
 attune_object_library(attune_objs ${ATTUNE_PORTABLE_SOURCES})
 # Headers most engine files include, parsed once per build (not for the ISA
-# libraries, whose flags differ).
-target_precompile_headers(attune_objs PRIVATE
-  <algorithm> <cstdint> <functional> <map> <memory> <optional> <string> <vector>
-  <absl/status/status.h> <absl/status/statusor.h> <absl/strings/str_cat.h> <absl/container/flat_hash_map.h>)
+# libraries, whose flags differ). Not under a compiler cache: GCC's .gch differs
+# byte for byte each time it is made, and CMake remakes it whenever a source file
+# is added, so every object would miss the cache from then on.
+if(NOT CMAKE_CXX_COMPILER_LAUNCHER)
+  target_precompile_headers(attune_objs PRIVATE
+    <algorithm> <cstdint> <functional> <map> <memory> <optional> <string> <vector>
+    <absl/status/status.h> <absl/status/statusor.h> <absl/strings/str_cat.h> <absl/container/flat_hash_map.h>)
+endif()
 set(ATTUNE_OBJECT_LIBS attune_objs)
 foreach(isa ${ATTUNE_ISAS})
   if(isa STREQUAL "avx2")
