@@ -57,6 +57,7 @@
 // its 4-D form and the merge stays for them. The split's output keeps its name
 // when it is a graph output (it becomes an Identity of the 4-D result).
 #include <algorithm>
+#include <cstring>
 #include <optional>
 #include <unordered_map>
 #include <vector>
@@ -65,6 +66,7 @@
 #include "engine/passes/graph_edits.h"
 #include "engine/passes/passes.h"
 #include "engine/passes/symbolic_dim.h"
+#include "engine/pattern/constants.h"
 
 namespace attune {
 namespace {
@@ -192,16 +194,27 @@ class RegionPlan {
       lifted = {true, true};
     } else if (IsBinaryElementwise(op) || op == "Where") {
       if (p->num_inputs() != (op == "Where" ? 3 : 2)) return false;
+      std::vector<Value*> uniform;
       for (int i = 0; i < p->num_inputs(); ++i) {
-        const Value* x = p->input(i);
+        Value* x = p->input(i);
         const SymbolicShape* xs = ShapeOfRank(x, 3);
-        if (xs != nullptr && (*xs)[0] == heads_.merged) {
+        if (xs != nullptr && (*xs)[0] == heads_.merged && OneValue(x).has_value()) {
+          uniform.push_back(x);
+        } else if (xs != nullptr && (*xs)[0] == heads_.merged) {
           lifted[i] = true;
         } else if (!BroadcastsAlongMerged(x, *shape)) {
           return false;
         }
       }
       if (std::find(lifted.begin(), lifted.end(), true) == lifted.end()) return false;
+      // A tensor of one value (nn.MultiheadAttention's zeros of the padding's
+      // shape) becomes that value, where a lifted operand alone has the result's shape.
+      if (!uniform.empty()) {
+        bool full = false;
+        for (int i = 0; i < p->num_inputs(); ++i) full = full || (lifted[i] && *p->input(i)->shape() == *shape);
+        if (!full) return false;
+        for (Value* x : uniform) uniform_[x] = *OneValue(x);
+      }
     } else {
       return false;
     }
@@ -233,8 +246,27 @@ class RegionPlan {
     std::optional<SeqFirstView> seq_first;
   };
   const std::unordered_map<Value*, Leaf>& leaves() const { return leaves_; }
+  // Values of one repeated element, read as that element (a one-entry tensor).
+  const std::unordered_map<Value*, Tensor>& uniform() const { return uniform_; }
 
  private:
+  // The one element a ConstantOfShape (or a folded constant of one repeated
+  // element) repeats, as a one-entry tensor of its type.
+  static std::optional<Tensor> OneValue(const Value* x) {
+    if (IsOp(x->producer(), "ConstantOfShape")) {
+      absl::StatusOr<Tensor> value = x->producer()->attributes().GetTensor("value");
+      if (!value.ok()) return Tensor::Scalar(0.0f);  // the op's default
+      if (value->num_elements() != 1 || value->type() != x->type()) return std::nullopt;
+      return *std::move(value);
+    }
+    const Tensor* t = pattern::ConstantOf(x);
+    if (t == nullptr || t->num_elements() < 1 || !pattern::UniformValue(*t)) return std::nullopt;
+    absl::StatusOr<Tensor> one = Tensor::Create(t->type(), {1});
+    if (!one.ok()) return std::nullopt;
+    std::memcpy(one->raw_data(), t->raw_data(), ElementSize(t->type()));
+    return *std::move(one);
+  }
+
   static bool IsBinaryElementwise(const std::string& op) {
     return op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Pow" || op == "Max" || op == "Min";
   }
@@ -338,6 +370,7 @@ class RegionPlan {
   const Graph& graph_;
   Heads heads_;
   std::unordered_map<Value*, Leaf> leaves_;  // merged value -> its 4-D form
+  std::unordered_map<Value*, Tensor> uniform_;
   std::unordered_map<Value*, bool> planned_;
   std::vector<Step> steps_;
   std::string other_order_;
@@ -544,11 +577,17 @@ class UnmergeHeadsPass final : public Pass {
                        : leaf.view_of != nullptr ? Viewed(graph, leaf, *merged)
                        : leaf.unsqueeze_axis < 0   ? leaf.input
                                                    : Unsqueezed(graph, leaf, *merged);
+    for (const auto& [value, one] : plan.uniform()) lifted[value] = graph.AddConstant(value->name() + "/unmerged_value", one);
     for (const Step& step : plan.steps()) {
       Node* n = step.node;
       Value* v = n->output(0);
       std::vector<Value*> inputs;
-      for (int i = 0; i < n->num_inputs(); ++i) inputs.push_back(step.lifted[i] ? lifted.at(n->input(i)) : n->input(i));
+      for (int i = 0; i < n->num_inputs(); ++i) {
+        auto uniform = plan.uniform().find(n->input(i));
+        inputs.push_back(step.lifted[i]                    ? lifted.at(n->input(i))
+                         : uniform != plan.uniform().end() ? lifted.at(n->input(i))
+                                                           : n->input(i));
+      }
       Attributes attrs = n->attributes();
       if (n->op_type() == "Softmax" || n->op_type() == "LogSoftmax") attrs.Set("axis", int64_t{-1});
       if (n->op_type() == "Transpose") attrs.Set("perm", std::vector<int64_t>{0, 1, 3, 2});

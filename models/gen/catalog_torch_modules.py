@@ -133,3 +133,32 @@ SPECS += [
                                 block("none", HEADS, HEAD_DIM)],
               expected_fusions=3, seed=152, extra=MERGED),
 ]
+
+
+def head_mask_inputs(module, rng):
+    """Sequence-first x and a (B·H, T, T) bool mask (True hides): causal for even heads, the keys after
+    the query's next one for odd heads; every row sees its own key."""
+    inputs = seq_first_x(module, rng)
+    causal = np.triu(np.ones((T, T), dtype=bool), 1)
+    wider = np.triu(np.ones((T, T), dtype=bool), 2)
+    inputs["attn_mask"] = np.stack([causal if h % 2 == 0 else wider for _ in range(2) for h in range(HEADS)])
+    return inputs
+
+
+SPECS += [
+    ModelSpec(name="torch_mha_trap_shifted_mask",
+              description=f"A trap: {MHA}, batch_first, attn_mask triu(ones, 0) * -1e4 (the diagonal hidden too): "
+              "one key fewer than causal; row 0 sees no key. Must not fuse as causal.",
+              build=lambda: torch_modules.TorchMhaShiftedMask(D_MODEL, HEADS), make_inputs=batch_first_x,
+              input_names=["x"], output_names=["y"], dynamic_axes={"x": SEQ, "y": SEQ},
+              attention_blocks=[block("explicit", HEADS, HEAD_DIM)], expected_fusions=0, seed=153,
+              extra={**MERGED, "negative": True, "expected_causal_fusions": 0}),
+    ModelSpec(name="torch_mha_trap_head_mask",
+              description=f"A trap: {MHA}, sequence-first, a 3-D (B·H, T, S) bool attn_mask input, causal for even "
+              "heads and one key wider for odd heads. Must not fuse as causal.",
+              build=lambda: torch_modules.TorchMhaHeadMask(D_MODEL, HEADS), make_inputs=head_mask_inputs,
+              input_names=["x", "attn_mask"], output_names=["y"],
+              dynamic_axes={"x": SEQ_FIRST, "attn_mask": {0: "batch_heads", 1: "seq", 2: "seq"}, "y": SEQ_FIRST},
+              attention_blocks=[block("explicit", HEADS, HEAD_DIM)], expected_fusions=0, seed=154,
+              extra={**MERGED, "negative": True, "expected_causal_fusions": 0}),
+]

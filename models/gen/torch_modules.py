@@ -89,3 +89,29 @@ class TorchTransformer(nn.Module):
     def forward(self, src, tgt, tgt_key_padding_mask):
         return self.model(src, tgt, tgt_mask=causal_float_mask(tgt.shape[1]),
                           tgt_key_padding_mask=tgt_key_padding_mask)
+
+
+class TorchMhaShiftedMask(nn.Module):
+    """A trap: nn.MultiheadAttention (batch_first) whose float attn_mask hides the diagonal as well
+    (triu(diagonal=0) filled with -1e4): one key fewer than causal, row 0 sees no key (the mean of V)."""
+
+    def __init__(self, d_model, heads):
+        super().__init__()
+        self.attn = nn.MultiheadAttention(d_model, heads, batch_first=True)
+
+    def forward(self, x):
+        t = x.shape[1]
+        mask = torch.triu(torch.ones(t, t, dtype=torch.bool)).float() * -1e4
+        return self.attn(x, x, x, attn_mask=mask, need_weights=False)[0]
+
+
+class TorchMhaHeadMask(nn.Module):
+    """A trap: nn.MultiheadAttention (sequence-first) with a 3-D (B·H, T, S) bool attn_mask input: any
+    mask per batch and head, which only an explicit mask computes."""
+
+    def __init__(self, d_model, heads):
+        super().__init__()
+        self.attn = nn.MultiheadAttention(d_model, heads)
+
+    def forward(self, x, attn_mask):
+        return self.attn(x, x, x, attn_mask=attn_mask, need_weights=False)[0]

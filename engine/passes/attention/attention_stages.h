@@ -88,6 +88,8 @@ struct MaskDecision {
   /// The graph input whose zeros pad keys, and which of its values the proof covers.
   std::string key_padding;
   mha::KeyPaddingValues key_padding_values = mha::KeyPaddingValues::kBinary;
+  /// A bool key_padding that pads where true (this input): the fused op reads its negation.
+  const Value* key_padding_true_pads = nullptr;
   mha::KeyPaddingLength key_padding_length = mha::KeyPaddingLength::kKeys;
   /// With MaskedRows::kFills: the scores a row with no visible key gives its
   /// keys [hidden by the causal part only, by the padding only, by both], and

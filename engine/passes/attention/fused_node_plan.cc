@@ -144,6 +144,13 @@ AttentionRewrite PlanFusedNode(const pattern::Match& m, const AttentionVariant& 
     fused.inputs[mha::kInputPastValue] = ops.v.past->name();
   }
   fused.inputs[mha::kInputKeyPadding] = mask.key_padding;
+  if (const Value* padding = mask.key_padding_true_pads) {
+    // PyTorch's key_padding_mask pads where true; the fused op shows where it is.
+    std::string shows =
+        rw.plan.AddValue("key_padding_shows", mask.key_padding + "/shows", ElementType::kBool, padding->shape());
+    rw.plan.nodes.push_back({"Not", "", mask.key_padding + "/not", {mask.key_padding}, {shows}, {}});
+    fused.inputs[mha::kInputKeyPadding] = shows;
+  }
   while (!fused.inputs.empty() && fused.inputs.back().empty()) fused.inputs.pop_back();
   rw.output_type = replaced->type();
   fused.outputs.push_back(rw.plan.AddValue("y", replaced->name() + "/fused", replaced->type(), replaced->shape()));

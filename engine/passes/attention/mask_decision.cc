@@ -58,6 +58,7 @@ MaskDecision FromChain(const ProvenMaskChain& proof) {
   d.kind = mha::WithKeyPadding(structural);
   d.key_padding = proof.key_padding->name();
   d.key_padding_values = proof.nonzero_shows ? mha::KeyPaddingValues::kNonzero : mha::KeyPaddingValues::kBinary;
+  if (proof.padding_true_pads) d.key_padding_true_pads = proof.key_padding;
   d.key_padding_length = proof.padding_length;
   if (proof.hidden_rows) {
     // One value for every part a fully hidden row showed: the simpler
