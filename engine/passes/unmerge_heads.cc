@@ -90,7 +90,8 @@ bool ReadOnceInside(const Value* v) { return v->uses().size() == 1 && !v->is_gra
 
 // A sequence-first head view: `node` = Transpose(Reshape(projection (L, B, E)
 // -> (L, B*H, D)), perm (1, 0, 2) or (1, 2, 0)), the merge of
-// Transpose(Reshape(projection, [0, 0, H, D]), perm4).
+// Transpose(Reshape(projection, [0, 0, H, D]), perm4); or of a projection
+// already (L, B, H, D), the merge of Transpose(projection, perm4).
 struct SeqFirstView {
   Value* projection = nullptr;
   int64_t heads = 0;
@@ -115,12 +116,21 @@ std::optional<SeqFirstView> FindSequenceFirstView(const Node& transpose) {
   if (!IsOp(view, "Reshape")) return std::nullopt;
   const SymbolicShape* out = ShapeOfRank(view->output(0), 3);
   Value* projection = view->input(0);
+  // The projection (L, B, E), or already split into heads (L, B, H, D) (Megatron).
   const SymbolicShape* in = ShapeOfRank(projection, 3);
-  if (out == nullptr || in == nullptr || !(*out)[2].is_known() || !(*in)[2].is_known()) return std::nullopt;
+  const SymbolicShape* split = ShapeOfRank(projection, 4);
+  if (out == nullptr || !(*out)[2].is_known()) return std::nullopt;
   const int64_t head_dim = (*out)[2].value();
-  const int64_t hidden = (*in)[2].value();
-  if (head_dim <= 0 || hidden <= 0 || hidden % head_dim != 0) return std::nullopt;
-  const int64_t heads = hidden / head_dim;
+  int64_t heads = 0;
+  if (in != nullptr && (*in)[2].is_known()) {
+    const int64_t hidden = (*in)[2].value();
+    if (head_dim <= 0 || hidden <= 0 || hidden % head_dim != 0) return std::nullopt;
+    heads = hidden / head_dim;
+  } else if (split != nullptr && (*split)[2].is_known() && (*split)[3] == (*out)[2]) {
+    in = split;
+    heads = (*split)[2].value();
+  }
+  if (heads <= 0 || head_dim <= 0) return std::nullopt;
   // Same sequence, and the merged dim proven (B, H) of the projection's B.
   if ((*in)[0].is_unknown() || !((*in)[0] == (*out)[0]) || (*in)[1].is_unknown() ||
       !((*out)[1] == DimMul((*in)[1], Dim::Known(heads))))
@@ -258,6 +268,13 @@ class RegionPlan {
       if (!value.ok()) return Tensor::Scalar(0.0f);  // the op's default
       if (value->num_elements() != 1 || value->type() != x->type()) return std::nullopt;
       return *std::move(value);
+    }
+    // baddbmm's beta * buffer: a product of one-value float operands is one value.
+    if (IsOp(x->producer(), "Mul") && x->type() == ElementType::kFloat32 && x->producer()->num_inputs() == 2) {
+      std::optional<Tensor> a = OneValue(x->producer()->input(0));
+      std::optional<Tensor> b = OneValue(x->producer()->input(1));
+      if (!a || !b || a->type() != ElementType::kFloat32 || b->type() != ElementType::kFloat32) return std::nullopt;
+      return Tensor::Scalar(a->data<float>()[0] * b->data<float>()[0]);
     }
     const Tensor* t = pattern::ConstantOf(x);
     if (t == nullptr || t->num_elements() < 1 || !pattern::UniformValue(*t)) return std::nullopt;
@@ -529,6 +546,7 @@ class UnmergeHeadsPass final : public Pass {
   // sequence-first view merges (the target copies L and B, allowzero 0).
   static Value* SequenceFirstHeads(Graph& graph, const SeqFirstView& view) {
     const std::string base = view.projection->name() + "/heads";
+    if (view.projection->shape()->size() == 4) return AddTranspose(graph, view.projection, view.perm4, base + "_transposed");
     const SymbolicShape& in = *view.projection->shape();
     Value* target = graph.AddConstant(base + "_target", Int64Vector({0, 0, view.heads, view.head_dim}));
     Value* split = graph.AddValue(base, view.projection->type(),

@@ -162,3 +162,16 @@ SPECS += [
               attention_blocks=[block("explicit", HEADS, HEAD_DIM)], expected_fusions=0, seed=154,
               extra={**MERGED, "negative": True, "expected_causal_fusions": 0}),
 ]
+
+import megatron  # noqa: E402
+
+SPECS += [
+    ModelSpec(name="megatron_seq_first",
+              description=f"Megatron-style self-attention (d_model {D_MODEL}, {HEADS} heads), sequence-first "
+              "(T, B, C): baddbmm over B·H into a preallocated buffer with alpha 1/(√D·3), the float scores "
+              "multiplied by the layer coefficient 3, a causal mask sliced from a 64-position buffer "
+              "(masked_fill -1e4), the probabilities viewed back to (B·H, T, S) for P·V.",
+              build=lambda: megatron.MegatronSelfAttention(D_MODEL, HEADS), make_inputs=seq_first_x,
+              input_names=["x"], output_names=["y"], dynamic_axes={"x": SEQ_FIRST, "y": SEQ_FIRST},
+              attention_blocks=[block("causal", HEADS, HEAD_DIM)], expected_fusions=1, seed=155, extra=MERGED),
+]

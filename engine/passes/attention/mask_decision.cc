@@ -353,6 +353,10 @@ std::optional<Reason> FinishMask(const pattern::Match& m, const AttentionVariant
         return Reason(absl::StrCat(type_name, " scores with an added mask and a factor on Q or K before their MatMul (",
                                    Quote(m.value(f)), "): rows whose every key is hidden are computed from Q·K as "
                                    "the MatMul reads them"));
+    for (const char* f : {"inner_scale_div", "inner_scale_mul"})
+      if (m.value(f) != nullptr)
+        return Reason(absl::StrCat(type_name, " scores with an added mask and two factors on the scores (",
+                                   Quote(m.value(f)), "): rows whose every key is hidden are computed with one"));
     if (const Value* d = m.value("scale_div")) scale.score_divisor = pattern::UniformValue(*pattern::ConstantOf(d)).value_or(1.0);
   }
   return std::nullopt;
