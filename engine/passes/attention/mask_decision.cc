@@ -258,6 +258,7 @@ std::variant<MaskDecision, Reason> DecideMask(const Graph& graph, const pattern:
     auto proof = ProveCausalMask(graph, request, *ctx.evaluator, ctx.exec_options);
     if (proof.ok()) {
       d.longest_constant = proof->longest_constant;
+      d.max_kv_len = proof->max_kv_len;
       if (proof->open) return d;  // hides nothing: no mask at all
       d.kind = proof->window > 0 ? mha::MaskKind::kWindow : mha::MaskKind::kCausal;
       d.causal = true;
