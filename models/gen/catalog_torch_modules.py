@@ -152,7 +152,8 @@ SPECS += [
               build=lambda: torch_modules.TorchMhaShiftedMask(D_MODEL, HEADS), make_inputs=batch_first_x,
               input_names=["x"], output_names=["y"], dynamic_axes={"x": SEQ, "y": SEQ},
               attention_blocks=[block("explicit", HEADS, HEAD_DIM)], expected_fusions=0, seed=153,
-              extra={**MERGED, "negative": True, "expected_causal_fusions": 0}),
+              extra={**MERGED, "negative": True, "trap": "mask_not_causal", "explicit_fusion_allowed": True,
+                     "expected_causal_fusions": 0}),
     ModelSpec(name="torch_mha_trap_head_mask",
               description=f"A trap: {MHA}, sequence-first, a 3-D (B·H, T, S) bool attn_mask input, causal for even "
               "heads and one key wider for odd heads. Must not fuse as causal.",
@@ -160,7 +161,7 @@ SPECS += [
               input_names=["x", "attn_mask"], output_names=["y"],
               dynamic_axes={"x": SEQ_FIRST, "attn_mask": {0: "batch_heads", 1: "seq", 2: "seq"}, "y": SEQ_FIRST},
               attention_blocks=[block("explicit", HEADS, HEAD_DIM)], expected_fusions=0, seed=154,
-              extra={**MERGED, "negative": True, "expected_causal_fusions": 0}),
+              extra={**MERGED, "expected_causal_fusions": 0}),
 ]
 
 import megatron  # noqa: E402
