@@ -76,6 +76,8 @@ std::variant<Replacement, std::string> ToOnnxAttention(const Node& node, std::st
       no_mask_input && (rows == mha::ToString(mha::MaskedRows::kNaN) || rows == mha::ToString(mha::MaskedRows::kUniform));
   for (const auto& [name, value] : a.all()) {
     if (name == mha::kHiddenNonFinite) continue;  // below, after the window
+    // A bound of the model's mask buffer: ONNX Attention computes longer inputs the model refused.
+    if (name == mha::kMaxKvLen) continue;
     if (name == mha::kMaskedRows && rows_of_nonfinite_scores) continue;
     if (std::find(std::begin(kTranslated), std::end(kTranslated), name) == std::end(kTranslated))
       return absl::StrCat("attribute ", QuoteName(name), " has no ONNX Attention equivalent");

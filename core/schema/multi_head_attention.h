@@ -58,6 +58,10 @@ inline constexpr char kScoreDivisor[] = "score_divisor";
 // (torch.max(w, finfo.min)); a visible key's score is -inf only where it
 // overflows, and gets its floor there.
 inline constexpr char kScoreFloors[] = "score_floors";
+// int > 0: the subgraph's mask is read from a buffer of this many positions
+// and cannot be computed for more keys (past + new): the op refuses more, as
+// the subgraph does. Absent: any length.
+inline constexpr char kMaxKvLen[] = "max_kv_len";
 
 // 0, 1 or 2: input 3 is a position bias (ALiBi, T5's relative bias) that the
 // subgraph adds to the scaled scores next to its causal/window part and its key
@@ -75,7 +79,7 @@ inline constexpr std::string_view kAttributes[] = {kNumHeads,   kKvNumHeads, kSc
                                                    kWindow,     kSoftcap,    kMaskedRows, kHiddenFills,
                                                    kKeyPadding, kKeyPaddingLength, kHiddenNonFinite, kNanGuard,
                                                    kHiddenFillsAddScores, kScoreLimit, kPositionBias,
-                                                   kScoreRounding, kScoreDivisor, kScoreFloors};
+                                                   kScoreRounding, kScoreDivisor, kScoreFloors, kMaxKvLen};
 
 /// Input slots; an absent optional input is an empty name (or a shorter list).
 enum Input : int {

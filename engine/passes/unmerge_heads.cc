@@ -39,11 +39,25 @@
 // (B*H*x*X elements where B*H*x*y are wanted) and keeps every element where
 // it was, whatever X is at run time, empty tensors included; the attention
 // fusion reads it as a mask step.
+// PyTorch's nn.MultiheadAttention (and the nn.Transformer layers built on it)
+// keeps the sequence first: it views its (L, B, E) projections as
+// (L, B*H, D) and transposes them to (B*H, L, D) (or (B*H, D, L) for the keys
+// of the scores), and its output (B*H, T, D) goes back through a Transpose
+// (1, 0, 2) to (T, B*H, D). Such a view is a merge too, of the 4-D
+// Transpose(Reshape(P, [0, 0, H, D]), (1, 2, 0, 3)): element (l, b*H + h, d)
+// of the view is element (l, b, h*D + d) of P, with H = E / D proven from the
+// constant sizes E and D and the view's merged dim proven B*H. The Transpose
+// of the output is a split: its result is the 4-D (B, H, T, D) transposed to
+// (T, B, H, D) and viewed as (T, B*H, D), its dims read at run time. Where
+// (the merged key padding of nn.MultiheadAttention) lifts like the binary
+// ops, each operand lifted or broadcast along the merged axis.
 // Every value the region computes is read by the region alone and is no graph
 // output; otherwise the graph is left as it is. A merged value may have other
 // readers (BLOOM's presents are its merged keys and values): the region reads
 // its 4-D form and the merge stays for them. The split's output keeps its name
 // when it is a graph output (it becomes an Identity of the 4-D result).
+#include <algorithm>
+#include <cstring>
 #include <optional>
 #include <unordered_map>
 #include <vector>
@@ -52,6 +66,7 @@
 #include "engine/passes/graph_edits.h"
 #include "engine/passes/passes.h"
 #include "engine/passes/symbolic_dim.h"
+#include "engine/pattern/constants.h"
 
 namespace attune {
 namespace {
@@ -72,6 +87,56 @@ bool IsOp(const Node* n, std::string_view op) { return n != nullptr && n->domain
 
 // Read by exactly one node input and not a graph output.
 bool ReadOnceInside(const Value* v) { return v->uses().size() == 1 && !v->is_graph_output(); }
+
+// A sequence-first head view: `node` = Transpose(Reshape(projection (L, B, E)
+// -> (L, B*H, D)), perm (1, 0, 2) or (1, 2, 0)), the merge of
+// Transpose(Reshape(projection, [0, 0, H, D]), perm4); or of a projection
+// already (L, B, H, D), the merge of Transpose(projection, perm4).
+struct SeqFirstView {
+  Value* projection = nullptr;
+  int64_t heads = 0;
+  int64_t head_dim = 0;
+  std::vector<int64_t> perm4;
+  Dim batch;
+};
+
+std::optional<SeqFirstView> FindSequenceFirstView(const Node& transpose) {
+  if (!IsOp(&transpose, "Transpose") || transpose.num_inputs() != 1) return std::nullopt;
+  auto perm = transpose.attributes().GetInts("perm");
+  if (!perm.ok()) return std::nullopt;
+  std::vector<int64_t> perm4;
+  if (*perm == std::vector<int64_t>{1, 0, 2}) {
+    perm4 = {1, 2, 0, 3};
+  } else if (*perm == std::vector<int64_t>{1, 2, 0}) {
+    perm4 = {1, 2, 3, 0};
+  } else {
+    return std::nullopt;
+  }
+  const Node* view = transpose.input(0) != nullptr ? transpose.input(0)->producer() : nullptr;
+  if (!IsOp(view, "Reshape")) return std::nullopt;
+  const SymbolicShape* out = ShapeOfRank(view->output(0), 3);
+  Value* projection = view->input(0);
+  // The projection (L, B, E), or already split into heads (L, B, H, D) (Megatron).
+  const SymbolicShape* in = ShapeOfRank(projection, 3);
+  const SymbolicShape* split = ShapeOfRank(projection, 4);
+  if (out == nullptr || !(*out)[2].is_known()) return std::nullopt;
+  const int64_t head_dim = (*out)[2].value();
+  int64_t heads = 0;
+  if (in != nullptr && (*in)[2].is_known()) {
+    const int64_t hidden = (*in)[2].value();
+    if (head_dim <= 0 || hidden <= 0 || hidden % head_dim != 0) return std::nullopt;
+    heads = hidden / head_dim;
+  } else if (split != nullptr && (*split)[2].is_known() && (*split)[3] == (*out)[2]) {
+    in = split;
+    heads = (*split)[2].value();
+  }
+  if (heads <= 0 || head_dim <= 0) return std::nullopt;
+  // Same sequence, and the merged dim proven (B, H) of the projection's B.
+  if ((*in)[0].is_unknown() || !((*in)[0] == (*out)[0]) || (*in)[1].is_unknown() ||
+      !((*out)[1] == DimMul((*in)[1], Dim::Known(heads))))
+    return std::nullopt;
+  return SeqFirstView{projection, heads, head_dim, std::move(perm4), (*in)[1]};
+}
 
 // One 3-D op of a region, computed on 4-D operands. Steps are kept in
 // operand-before-user order.
@@ -105,6 +170,10 @@ class RegionPlan {
       leaves_[v] = Leaf{p->input(0), -1, nullptr};
       return true;
     }
+    if (auto view = SequenceFirstView(*p, heads_); view) {
+      leaves_[v] = Leaf{view->projection, -1, nullptr, nullptr, *view};
+      return true;
+    }
     if (IsMergeOfAnotherLength(*p, *shape)) {
       leaves_[v] = Leaf{p->input(0), -1, p};
       return true;
@@ -133,18 +202,29 @@ class RegionPlan {
       lifted[0] = true;
     } else if (op == "MatMul") {
       lifted = {true, true};
-    } else if (IsBinaryElementwise(op)) {
-      if (p->num_inputs() != 2) return false;
-      for (int i = 0; i < 2; ++i) {
-        const Value* x = p->input(i);
+    } else if (IsBinaryElementwise(op) || op == "Where") {
+      if (p->num_inputs() != (op == "Where" ? 3 : 2)) return false;
+      std::vector<Value*> uniform;
+      for (int i = 0; i < p->num_inputs(); ++i) {
+        Value* x = p->input(i);
         const SymbolicShape* xs = ShapeOfRank(x, 3);
-        if (xs != nullptr && (*xs)[0] == heads_.merged) {
+        if (xs != nullptr && (*xs)[0] == heads_.merged && OneValue(x).has_value()) {
+          uniform.push_back(x);
+        } else if (xs != nullptr && (*xs)[0] == heads_.merged) {
           lifted[i] = true;
         } else if (!BroadcastsAlongMerged(x, *shape)) {
           return false;
         }
       }
-      if (!lifted[0] && !lifted[1]) return false;
+      if (std::find(lifted.begin(), lifted.end(), true) == lifted.end()) return false;
+      // A tensor of one value (nn.MultiheadAttention's zeros of the padding's
+      // shape) becomes that value, where a lifted operand alone has the result's shape.
+      if (!uniform.empty()) {
+        bool full = false;
+        for (int i = 0; i < p->num_inputs(); ++i) full = full || (lifted[i] && *p->input(i)->shape() == *shape);
+        if (!full) return false;
+        for (Value* x : uniform) uniform_[x] = *OneValue(x);
+      }
     } else {
       return false;
     }
@@ -167,15 +247,43 @@ class RegionPlan {
   // last dim is not proven y.
   // Or (with `heads_of`) a Concat's result viewed to (B, H, x, y) with the
   // B and H of `heads_of`, the 4-D source of one of its merged inputs.
+  // Or (with `seq_first`) the sequence-first view of a projection.
   struct Leaf {
     Value* input;
     int unsqueeze_axis;
     const Node* view_of;
     const Value* heads_of = nullptr;
+    std::optional<SeqFirstView> seq_first;
   };
   const std::unordered_map<Value*, Leaf>& leaves() const { return leaves_; }
+  // Values of one repeated element, read as that element (a one-entry tensor).
+  const std::unordered_map<Value*, Tensor>& uniform() const { return uniform_; }
 
  private:
+  // The one element a ConstantOfShape (or a folded constant of one repeated
+  // element) repeats, as a one-entry tensor of its type.
+  static std::optional<Tensor> OneValue(const Value* x) {
+    if (IsOp(x->producer(), "ConstantOfShape")) {
+      absl::StatusOr<Tensor> value = x->producer()->attributes().GetTensor("value");
+      if (!value.ok()) return Tensor::Scalar(0.0f);  // the op's default
+      if (value->num_elements() != 1 || value->type() != x->type()) return std::nullopt;
+      return *std::move(value);
+    }
+    // baddbmm's beta * buffer: a product of one-value float operands is one value.
+    if (IsOp(x->producer(), "Mul") && x->type() == ElementType::kFloat32 && x->producer()->num_inputs() == 2) {
+      std::optional<Tensor> a = OneValue(x->producer()->input(0));
+      std::optional<Tensor> b = OneValue(x->producer()->input(1));
+      if (!a || !b || a->type() != ElementType::kFloat32 || b->type() != ElementType::kFloat32) return std::nullopt;
+      return Tensor::Scalar(a->data<float>()[0] * b->data<float>()[0]);
+    }
+    const Tensor* t = pattern::ConstantOf(x);
+    if (t == nullptr || t->num_elements() < 1 || !pattern::UniformValue(*t)) return std::nullopt;
+    absl::StatusOr<Tensor> one = Tensor::Create(t->type(), {1});
+    if (!one.ok()) return std::nullopt;
+    std::memcpy(one->raw_data(), t->raw_data(), ElementSize(t->type()));
+    return *std::move(one);
+  }
+
   static bool IsBinaryElementwise(const std::string& op) {
     return op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Pow" || op == "Max" || op == "Min";
   }
@@ -187,6 +295,13 @@ class RegionPlan {
     const SymbolicShape* in = ShapeOfRank(merge.input(0), 4);
     return in != nullptr && (*in)[0] == heads_.batch && (*in)[1] == heads_.heads && (*in)[2] == shape[1] &&
            (*in)[3] == shape[2];
+  }
+
+  // A sequence-first head view of this region's B and H.
+  static std::optional<SeqFirstView> SequenceFirstView(const Node& p, const Heads& heads) {
+    auto view = FindSequenceFirstView(p);
+    if (!view || !(view->batch == heads.batch) || !(Dim::Known(view->heads) == heads.heads)) return std::nullopt;
+    return view;
   }
 
   // As IsMerge, with the input's last dim not proven the merge's: (B, H, x, X)
@@ -272,6 +387,7 @@ class RegionPlan {
   const Graph& graph_;
   Heads heads_;
   std::unordered_map<Value*, Leaf> leaves_;  // merged value -> its 4-D form
+  std::unordered_map<Value*, Tensor> uniform_;
   std::unordered_map<Value*, bool> planned_;
   std::vector<Step> steps_;
   std::string other_order_;
@@ -288,6 +404,24 @@ std::optional<Heads> SplitHeads(const Node& split) {
   return heads;
 }
 
+// A sequence-first split: a Transpose (1, 0, 2) of P·V (B*H, T, Dv), its
+// values V a sequence-first head view, whose (B, H) it gives.
+std::optional<Heads> SequenceFirstSplitHeads(const Node& split) {
+  if (!IsOp(&split, "Transpose") || split.num_outputs() != 1 || split.num_inputs() != 1) return std::nullopt;
+  auto perm = split.attributes().GetInts("perm");
+  if (!perm.ok() || *perm != std::vector<int64_t>{1, 0, 2}) return std::nullopt;
+  const SymbolicShape* in = ShapeOfRank(split.input(0), 3);
+  const Node* product = split.input(0) != nullptr ? split.input(0)->producer() : nullptr;
+  if (in == nullptr || ShapeOfRank(split.output(0), 3) == nullptr || !IsOp(product, "MatMul") ||
+      product->num_inputs() != 2 || product->input(1) == nullptr || product->input(1)->producer() == nullptr)
+    return std::nullopt;
+  auto values = FindSequenceFirstView(*product->input(1)->producer());
+  if (!values) return std::nullopt;
+  Heads heads{values->batch, Dim::Known(values->heads), DimMul(values->batch, Dim::Known(values->heads))};
+  if (!((*in)[0] == heads.merged)) return std::nullopt;
+  return heads;
+}
+
 class UnmergeHeadsPass final : public Pass {
  public:
   std::string_view name() const override { return "unmerge_heads"; }
@@ -296,6 +430,8 @@ class UnmergeHeadsPass final : public Pass {
     bool changed = false;
     for (Node* split : graph.nodes()) {
       auto heads = SplitHeads(*split);
+      const bool sequence_first = !heads;
+      if (!heads) heads = SequenceFirstSplitHeads(*split);
       if (!heads) continue;
       RegionPlan plan(graph, *heads);
       Value* merged = split->input(0);
@@ -308,6 +444,7 @@ class UnmergeHeadsPass final : public Pass {
       // The split of a Concat's view is that view already.
       if (plan.steps().empty() && plan.leaves().at(merged).heads_of != nullptr) continue;
       Value* result = Build(graph, plan, *heads, merged);
+      if (sequence_first) result = SequenceFirstOutput(graph, result, *split->output(0));
       ReplaceOutputWith(graph, split, result);
       changed = true;
     }
@@ -394,19 +531,81 @@ class UnmergeHeadsPass final : public Pass {
     return out;
   }
 
+  static Value* AddTranspose(Graph& graph, Value* input, const std::vector<int64_t>& perm, const std::string& name) {
+    const SymbolicShape& in = *input->shape();
+    SymbolicShape shape;
+    for (int64_t p : perm) shape.push_back(in[p]);
+    Value* out = graph.AddValue(name, input->type(), std::move(shape));
+    Attributes attrs;
+    attrs.Set("perm", perm);
+    graph.AddNode("Transpose", "", graph.UniqueName(name), {input}, {out}, std::move(attrs));
+    return out;
+  }
+
+  // Transpose(Reshape(projection, [0, 0, H, D]), perm4): the 4-D heads a
+  // sequence-first view merges (the target copies L and B, allowzero 0).
+  static Value* SequenceFirstHeads(Graph& graph, const SeqFirstView& view) {
+    const std::string base = view.projection->name() + "/heads";
+    if (view.projection->shape()->size() == 4) return AddTranspose(graph, view.projection, view.perm4, base + "_transposed");
+    const SymbolicShape& in = *view.projection->shape();
+    Value* target = graph.AddConstant(base + "_target", Int64Vector({0, 0, view.heads, view.head_dim}));
+    Value* split = graph.AddValue(base, view.projection->type(),
+                                  SymbolicShape{in[0], in[1], Dim::Known(view.heads), Dim::Known(view.head_dim)});
+    graph.AddNode("Reshape", "", graph.UniqueName(base), {view.projection, target}, {split});
+    return AddTranspose(graph, split, view.perm4, base + "_transposed");
+  }
+
+  // The sequence-first split's result from the 4-D (B, H, T, Dv):
+  // Transpose(·, (2, 0, 1, 3)) viewed as (T, B*H, Dv), the three dims read
+  // at run time, so that every size (zero included) views as the 3-D one did.
+  static Value* SequenceFirstOutput(Graph& graph, Value* result4, const Value& split_output) {
+    const std::string base = split_output.name() + "/unmerged";
+    Value* t4 = AddTranspose(graph, result4, {2, 0, 1, 3}, base + "_sequence_first");
+    Value* shape = graph.AddValue(base + "_shape", ElementType::kInt64, SymbolicShape{Dim::Known(4)});
+    graph.AddNode("Shape", "", graph.UniqueName(base + "_shape"), {t4}, {shape});
+    auto dims = [&](const std::vector<int64_t>& which, const std::string& name) {
+      Value* at = graph.AddConstant(name + "_index", Int64Vector(which));
+      Value* out = graph.AddValue(name, ElementType::kInt64, SymbolicShape{Dim::Known(static_cast<int64_t>(which.size()))});
+      Attributes gather;
+      gather.Set("axis", int64_t{0});
+      graph.AddNode("Gather", "", graph.UniqueName(name), {shape, at}, {out}, std::move(gather));
+      return out;
+    };
+    Value* rows = dims({0}, base + "_rows");
+    Value* batch = dims({1}, base + "_batch");
+    Value* heads = dims({2}, base + "_heads");
+    Value* size = dims({3}, base + "_size");
+    Value* merged = graph.AddValue(base + "_merged", ElementType::kInt64, SymbolicShape{Dim::Known(1)});
+    graph.AddNode("Mul", "", graph.UniqueName(base + "_merged"), {batch, heads}, {merged});
+    Value* target = graph.AddValue(base + "_target", ElementType::kInt64, SymbolicShape{Dim::Known(3)});
+    Attributes concat;
+    concat.Set("axis", int64_t{0});
+    graph.AddNode("Concat", "", graph.UniqueName(base + "_target"), {rows, merged, size}, {target}, std::move(concat));
+    Value* out = graph.AddValue(base, split_output.type(), *split_output.shape());
+    graph.AddNode("Reshape", "", graph.UniqueName(base), {t4, target}, {out});
+    return out;
+  }
+
   // Adds the 4-D ops of the region; returns the 4-D form of `root`.
   static Value* Build(Graph& graph, const RegionPlan& plan, const Heads& heads, Value* root) {
     std::unordered_map<Value*, Value*> lifted;
     for (const auto& [merged, leaf] : plan.leaves())
-      lifted[merged] = leaf.heads_of != nullptr  ? ViewedWithHeads(graph, leaf, heads)
+      lifted[merged] = leaf.seq_first              ? SequenceFirstHeads(graph, *leaf.seq_first)
+                       : leaf.heads_of != nullptr  ? ViewedWithHeads(graph, leaf, heads)
                        : leaf.view_of != nullptr ? Viewed(graph, leaf, *merged)
                        : leaf.unsqueeze_axis < 0   ? leaf.input
                                                    : Unsqueezed(graph, leaf, *merged);
+    for (const auto& [value, one] : plan.uniform()) lifted[value] = graph.AddConstant(value->name() + "/unmerged_value", one);
     for (const Step& step : plan.steps()) {
       Node* n = step.node;
       Value* v = n->output(0);
       std::vector<Value*> inputs;
-      for (int i = 0; i < n->num_inputs(); ++i) inputs.push_back(step.lifted[i] ? lifted.at(n->input(i)) : n->input(i));
+      for (int i = 0; i < n->num_inputs(); ++i) {
+        auto uniform = plan.uniform().find(n->input(i));
+        inputs.push_back(step.lifted[i]                    ? lifted.at(n->input(i))
+                         : uniform != plan.uniform().end() ? lifted.at(n->input(i))
+                                                           : n->input(i));
+      }
       Attributes attrs = n->attributes();
       if (n->op_type() == "Softmax" || n->op_type() == "LogSoftmax") attrs.Set("axis", int64_t{-1});
       if (n->op_type() == "Transpose") attrs.Set("perm", std::vector<int64_t>{0, 1, 3, 2});

@@ -157,6 +157,12 @@ absl::Status AttentionKernel::Run(KernelContext& ctx) const {
     ASSIGN_OR_RETURN(qk_f32, FloatTarget(ctx, *qk));
   }
 
+  if (p.max_kv_len > 0 && s.total_kv_len > p.max_kv_len)
+    return absl::InvalidArgumentError(absl::StrCat(
+        p.op_name, ": ", s.total_kv_len, " keys exceed the ", p.max_kv_len,
+        " positions of the buffer the model computes its attention mask from (max_kv_len); the model cannot run "
+        "inputs this long"));
+
   AttentionArgs args;
   args.batch = s.batch;
   args.q_heads = s.q_heads;

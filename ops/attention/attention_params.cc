@@ -209,6 +209,10 @@ absl::StatusOr<AttentionParams> ParseMultiHeadAttentionParams(const KernelInfo& 
         absl::StrCat(p.op_name, ": attribute position_bias must be 0, 1 or 2 (got ", position_bias, ")"));
   p.position_bias = position_bias != 0;
   p.bias_into_mask = position_bias == mha::kBiasIntoMask;
+  ASSIGN_OR_RETURN(p.max_kv_len, attrs.GetInt(mha::kMaxKvLen, 0));
+  if (attrs.Has(mha::kMaxKvLen) && p.max_kv_len <= 0)
+    return absl::InvalidArgumentError(
+        absl::StrCat(p.op_name, ": attribute max_kv_len must be > 0 (got ", p.max_kv_len, ")"));
   p.alignment = CausalAlignment::kBottomRight;
   p.short_mask_keys = ShortMaskKeys::kBroadcast;
   return p;

@@ -78,6 +78,8 @@ struct AttentionParams {
   bool position_bias = false;
   /// position_bias = 2: the subgraph adds the bias into its mask, then that to the scores.
   bool bias_into_mask = false;
+  /// > 0: the most keys (past + new) the replaced subgraph's mask buffer covers (mha::kMaxKvLen).
+  int64_t max_kv_len = 0;
   /// Whether input 6 is a key padding mask (MultiHeadAttention), and which
   /// of its values the fusion was proven for.
   KeyPaddingValues key_padding_values = KeyPaddingValues::kBinary;

@@ -102,8 +102,8 @@ std::string TrapReason(const std::string& trap) {
   if (trap == "scale_not_constant") return "scale is not a constant";
   // The "bias" reads the scores: they are an intermediate the fused op would hide.
   if (trap == "bias_reads_scores") return "is also read by ReduceMean";
-  // scores * bias: the scores' MatMul is not where the pattern needs it.
-  if (trap == "bias_multiplied") return "expected MatMul, found Mul";
+  // scores * bias: read as a second factor on the scores, which is not a constant.
+  if (trap == "bias_multiplied") return "scale is not a constant";
   if (trap == "heads_order") return "another order of the batch and head axes";
   return "?";
 }

@@ -160,6 +160,8 @@ Pattern AttentionPattern(const AttentionVariant& v) {
   // float16 exports may compute the scale in float32 between two Casts
   // (torch 1.13 writes GPT-2's w / torch.full([], √D, dtype) so).
   Pattern s = FloatCasts(Op("MatMul").CaptureNode(c::kScores).Inputs({Tidy(q), Tidy(kt)}));
+  if (v.scale == ScalePlace::kScores && !v.mask_before_scale)
+    s = pattern::Optional(s, [](Pattern x) { return FloatCasts(Scaled(std::move(x), c::kInnerScale)); });
   if (v.mask_before_scale) s = Tidy(MaskStage(v.mask, s));
   if (v.scale == ScalePlace::kScores) s = FloatCasts(Scaled(s, c::kScale));
   if (v.softcap) s = Tidy(SoftcapStage(s));

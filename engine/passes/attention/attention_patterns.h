@@ -60,6 +60,9 @@ inline constexpr char kKt[] = "kt";              // Kᵀ as the score MatMul rea
 inline constexpr char kKtBase[] = "kt_base";     // Kᵀ = Transpose(kt_base · k_scale) ...
 inline constexpr char kKtTranspose[] = "kt_transpose";  // ... through this node
 inline constexpr char kScale[] = "scale";        // prefix: scale_div / scale_mul on the scores
+/// prefix: a second factor on the scores before `scale` (Megatron's query-key
+/// layer scaling: baddbmm's alpha 1/(√D·coeff), then · coeff after the float cast)
+inline constexpr char kInnerScale[] = "inner_scale";
 inline constexpr char kQScale[] = "q_scale";     // prefix: on Q
 inline constexpr char kKScale[] = "k_scale";     // prefix: on K
 inline constexpr char kMaskNode[] = "mask_node";    // the (last) mask step

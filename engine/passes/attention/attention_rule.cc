@@ -160,7 +160,7 @@ std::variant<int, Reason> CheckStructure(const Graph& graph, const pattern::Matc
 }
 
 std::variant<ScaleDecision, Reason> DecideScale(const pattern::Match& m, const AttentionVariant& variant) {
-  auto scale_or = ScaleFactor(m, {c::kScale, c::kQScale, c::kKScale});
+  auto scale_or = ScaleFactor(m, {c::kScale, c::kInnerScale, c::kQScale, c::kKScale});
   if (auto* why = std::get_if<Reason>(&scale_or)) return *why;
   ScaleDecision d;
   d.scale = std::get<double>(scale_or);
@@ -215,7 +215,7 @@ std::optional<Reason> DecideScoreLimit(const pattern::Match& m, ElementType type
   // infinite (score_limit) and gives what the subgraph gives there.
   if (type == ElementType::kFloat16) {
     auto before = ScaleFactor(m, {c::kQScale, c::kKScale});
-    auto after = ScaleFactor(m, {c::kScale});
+    auto after = ScaleFactor(m, {c::kScale, c::kInnerScale});
     if (auto* why = std::get_if<Reason>(&before)) return *why;
     if (auto* why = std::get_if<Reason>(&after)) return *why;
     const double pre = std::fabs(std::get<double>(before)), post = std::fabs(std::get<double>(after));

@@ -85,9 +85,13 @@ struct MaskDecision {
   std::optional<Reason> not_causal;
   /// The longest length the mask's constants (windows, offsets) reach: verify mode runs beyond it.
   int64_t longest_constant = 0;
+  /// > 0: the mask's buffer covers this many keys and the model no more (the fused op's max_kv_len).
+  int64_t max_kv_len = 0;
   /// The graph input whose zeros pad keys, and which of its values the proof covers.
   std::string key_padding;
   mha::KeyPaddingValues key_padding_values = mha::KeyPaddingValues::kBinary;
+  /// A bool key_padding that pads where true (this input): the fused op reads its negation.
+  const Value* key_padding_true_pads = nullptr;
   mha::KeyPaddingLength key_padding_length = mha::KeyPaddingLength::kKeys;
   /// With MaskedRows::kFills: the scores a row with no visible key gives its
   /// keys [hidden by the causal part only, by the padding only, by both], and

@@ -3,6 +3,7 @@
 // every head split and the head merge are plain, else in (B, H, T, D) through
 // planned Transposes; a one-number scale on Q's projection becomes part of its
 // scale; it replaces the merged output (or P·V) and the presents.
+#include <algorithm>
 #include <cmath>
 #include <optional>
 #include <string>
@@ -108,6 +109,7 @@ AttentionRewrite PlanFusedNode(const pattern::Match& m, const AttentionVariant& 
   fused.attributes.Set(mha::kScale, static_cast<float>(scale.scale));
   if (mask.causal) fused.attributes.Set(mha::kCausal, int64_t{1});
   if (mask.window > 0) fused.attributes.Set(mha::kWindow, mask.window);
+  if (mask.max_kv_len > 0) fused.attributes.Set(mha::kMaxKvLen, mask.max_kv_len);
   if (mask.masked_rows) fused.attributes.Set(mha::kMaskedRows, std::string(mha::ToString(*mask.masked_rows)));
   if (!mask.hidden_fills.empty()) fused.attributes.Set(mha::kHiddenFills, mask.hidden_fills);
   if (!mask.hidden_fills_add_scores.empty())
@@ -144,6 +146,13 @@ AttentionRewrite PlanFusedNode(const pattern::Match& m, const AttentionVariant& 
     fused.inputs[mha::kInputPastValue] = ops.v.past->name();
   }
   fused.inputs[mha::kInputKeyPadding] = mask.key_padding;
+  if (const Value* padding = mask.key_padding_true_pads) {
+    // PyTorch's key_padding_mask pads where true; the fused op shows where it is.
+    std::string shows =
+        rw.plan.AddValue("key_padding_shows", mask.key_padding + "/shows", ElementType::kBool, padding->shape());
+    rw.plan.nodes.push_back({"Not", "", mask.key_padding + "/not", {mask.key_padding}, {shows}, {}});
+    fused.inputs[mha::kInputKeyPadding] = shows;
+  }
   while (!fused.inputs.empty() && fused.inputs.back().empty()) fused.inputs.pop_back();
   rw.output_type = replaced->type();
   fused.outputs.push_back(rw.plan.AddValue("y", replaced->name() + "/fused", replaced->type(), replaced->shape()));
@@ -183,6 +192,9 @@ AttentionRewrite PlanFusedNode(const pattern::Match& m, const AttentionVariant& 
     rw.verify_lengths = {mask.longest_constant + 3, mask.longest_constant - 4};
     if (mask.window > 0) rw.verify_lengths.push_back(mask.window + 3);
   }
+  // Not beyond the mask's buffer, where neither graph runs.
+  if (mask.max_kv_len > 0)
+    for (int64_t& length : rw.verify_lengths) length = std::min(length, mask.max_kv_len);
   return rw;
 }
 

@@ -323,6 +323,9 @@ std::optional<std::string> ReadNonFinite(const Tensor& at_nan, const Reading& r,
 
 absl::StatusOr<ProvenMaskChain> Prove(const MaskChainRequest& request, ShapeSubgraph* cut,
                                       const SubgraphEvaluator& evaluator, const ExecOptions& options);
+absl::StatusOr<ProvenMaskChain> ProveWithPolarity(const MaskChainRequest& request, ShapeSubgraph* cut,
+                                                  const SubgraphEvaluator& evaluator, const ExecOptions& options,
+                                                  bool true_pads);
 
 int64_t RankOfBias(const Value* bias) {
   return bias->shape().has_value() ? static_cast<int64_t>(bias->shape()->size()) : 0;
@@ -386,8 +389,25 @@ absl::StatusOr<ProvenMaskChain> ProveMaskChain(const Graph& graph, const MaskCha
 
 namespace {
 
+// A bool padding input may pad where it is true (PyTorch's key_padding_mask)
+// rather than where it is false: when the chain is not proven with false
+// padding, it is probed again with every pattern's values negated.
 absl::StatusOr<ProvenMaskChain> Prove(const MaskChainRequest& request, ShapeSubgraph* cut,
                                       const SubgraphEvaluator& evaluator, const ExecOptions& options) {
+  absl::StatusOr<ProvenMaskChain> proven = ProveWithPolarity(request, cut, evaluator, options, false);
+  const std::vector<const Value*>& sources = cut->value_sources();
+  if (proven.ok() || sources.empty() || sources.back()->type() != ElementType::kBool ||
+      sources.size() != (request.bias != nullptr ? 3u : 2u))
+    return proven;
+  absl::StatusOr<ProvenMaskChain> inverted = ProveWithPolarity(request, cut, evaluator, options, true);
+  if (!inverted.ok()) return proven;
+  inverted->padding_true_pads = true;
+  return inverted;
+}
+
+absl::StatusOr<ProvenMaskChain> ProveWithPolarity(const MaskChainRequest& request, ShapeSubgraph* cut,
+                                                  const SubgraphEvaluator& evaluator, const ExecOptions& options,
+                                                  bool true_pads) {
   const std::vector<const Value*>& value_sources = cut->value_sources();
   const size_t first_input = request.bias != nullptr ? 2 : 1;  // after the scores (and the bias)
   const Value* padding = nullptr;
@@ -480,7 +500,11 @@ absl::StatusOr<ProvenMaskChain> Prove(const MaskChainRequest& request, ShapeSubg
       values.push_back(std::move(zero));
     }
     if (padding != nullptr) {
-      ASSIGN_OR_RETURN(Tensor m, MaskTensor(padding->type(), z.batch, z.padding_keys, pattern->values, options));
+      std::vector<double> negated;
+      if (true_pads)
+        for (double x : pattern->values) negated.push_back(x == 0.0 ? 1.0 : 0.0);
+      ASSIGN_OR_RETURN(Tensor m, MaskTensor(padding->type(), z.batch, z.padding_keys,
+                                            true_pads ? negated : pattern->values, options));
       values.push_back(std::move(m));
     }
     auto out = cut->Evaluate(z.binding, evaluator, options, std::move(values));

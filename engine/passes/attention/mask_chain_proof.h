@@ -50,6 +50,9 @@ struct ProvenMaskChain {
   const Value* key_padding = nullptr;
   /// Every nonzero value of key_padding shows its key (otherwise only 1 does).
   bool nonzero_shows = false;
+  /// A bool key_padding that pads where it is true (PyTorch's key_padding_mask):
+  /// the fused op reads Not(key_padding).
+  bool padding_true_pads = false;
   /// Which lengths of key_padding the chain takes: kBroadcast when its length
   /// is a symbol of its own and a length of 1 hides every key or none, as the
   /// chain computes it at every probe size; kKeys when only the keys' count

@@ -58,6 +58,7 @@ MaskDecision FromChain(const ProvenMaskChain& proof) {
   d.kind = mha::WithKeyPadding(structural);
   d.key_padding = proof.key_padding->name();
   d.key_padding_values = proof.nonzero_shows ? mha::KeyPaddingValues::kNonzero : mha::KeyPaddingValues::kBinary;
+  if (proof.padding_true_pads) d.key_padding_true_pads = proof.key_padding;
   d.key_padding_length = proof.padding_length;
   if (proof.hidden_rows) {
     // One value for every part a fully hidden row showed: the simpler
@@ -257,6 +258,7 @@ std::variant<MaskDecision, Reason> DecideMask(const Graph& graph, const pattern:
     auto proof = ProveCausalMask(graph, request, *ctx.evaluator, ctx.exec_options);
     if (proof.ok()) {
       d.longest_constant = proof->longest_constant;
+      d.max_kv_len = proof->max_kv_len;
       if (proof->open) return d;  // hides nothing: no mask at all
       d.kind = proof->window > 0 ? mha::MaskKind::kWindow : mha::MaskKind::kCausal;
       d.causal = true;
@@ -352,6 +354,10 @@ std::optional<Reason> FinishMask(const pattern::Match& m, const AttentionVariant
         return Reason(absl::StrCat(type_name, " scores with an added mask and a factor on Q or K before their MatMul (",
                                    Quote(m.value(f)), "): rows whose every key is hidden are computed from Q·K as "
                                    "the MatMul reads them"));
+    for (const char* f : {"inner_scale_div", "inner_scale_mul"})
+      if (m.value(f) != nullptr)
+        return Reason(absl::StrCat(type_name, " scores with an added mask and two factors on the scores (",
+                                   Quote(m.value(f)), "): rows whose every key is hidden are computed with one"));
     if (const Value* d = m.value("scale_div")) scale.score_divisor = pattern::UniformValue(*pattern::ConstantOf(d)).value_or(1.0);
   }
   return std::nullopt;

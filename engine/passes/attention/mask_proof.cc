@@ -52,6 +52,40 @@ absl::StatusOr<Evaluated> ReadMask(const Tensor& m, const Probe& p, int64_t kv, 
   return e;
 }
 
+// The mask of a model that slices it from a buffer of L positions (a causal
+// or rotary table) is computed for at most L keys. When the subgraph, with no
+// KV cache, gives the proven structure at L queries and keys and fails at
+// L + 1 (or gives a mask the scores do not broadcast with), L bounds the
+// fused op as it bounds the model; otherwise 0 (no bound).
+int64_t BufferBound(ShapeSubgraph& cut, const ProbePlan& plan, const ProbeDims& dims, MaskReading reading,
+                    const Structure& structure, const SubgraphEvaluator& evaluator, const ExecOptions& options) {
+  const int64_t length = cut.sliced_buffer_length();
+  if (length <= 0 || dims.past_len.has_value()) return 0;
+  auto evaluate = [&](int64_t t) -> absl::StatusOr<Tensor> {
+    const DimBinding binding = BindingFor(plan, Probe{t, 0}, dims);
+    auto kv = binding.Evaluate(dims.kv_len);
+    if (!kv || *kv != t) return absl::FailedPreconditionError("not a square probe");
+    return cut.Evaluate(binding, evaluator, options);
+  };
+  // Beyond the buffer the subgraph fails, or gives a mask of another size
+  // that the scores it is applied to do not broadcast with.
+  auto beyond = evaluate(length + 1);
+  if (beyond.ok()) {
+    const auto& shape = beyond->shape();
+    if (shape.size() < 2) return 0;
+    const int64_t rows = shape[shape.size() - 2], cols = shape[shape.size() - 1];
+    if ((rows == length + 1 || rows == 1) && (cols == length + 1 || cols == 1)) return 0;
+  }
+  auto at_bound = evaluate(length);
+  if (!at_bound.ok()) return 0;
+  auto read = ReadMask(*at_bound, Probe{length, 0}, length, reading);
+  if (!read.ok()) return 0;
+  std::vector<Evaluated> one{*std::move(read)};
+  auto same = StructureOf(one);
+  if (!same.ok() || same->open != structure.open || same->window != structure.window) return 0;
+  return length;
+}
+
 }  // namespace
 
 absl::StatusOr<ProvenMask> ProveCausalMask(const Graph& graph, const MaskProofRequest& request,
@@ -83,7 +117,9 @@ absl::StatusOr<ProvenMask> ProveCausalMask(const Graph& graph, const MaskProofRe
   int64_t reach = 0;
   for (const Evaluated& e : evaluated) reach = std::max(reach, e.cols);
   ASSIGN_OR_RETURN(const Structure structure, StructureOf(evaluated));
-  return ProvenMask{structure.open, structure.window, probes_run, lengths.longest_constant, reach};
+  ProvenMask proven{structure.open, structure.window, probes_run, lengths.longest_constant, reach};
+  proven.max_kv_len = BufferBound(*cut, plan, dims, request.reading, structure, evaluator, options);
+  return proven;
 }
 
 }  // namespace attune::attention

@@ -40,6 +40,10 @@ struct ProvenMask {
   /// length); verify mode draws its inputs longer than this.
   int64_t longest_constant = 0;
   int64_t longest_probe = 0;  // the most keys (past + queries) any probe evaluated
+  /// > 0: the mask is sliced from a buffer of this many positions and its
+  /// subgraph fails one key beyond it, as the model does: the longest input
+  /// the proof must cover and the fused op may take.
+  int64_t max_kv_len = 0;
 };
 
 /// ProvenMask (causal, windowed or fully open), or FailedPrecondition whose message is the first failing check
