@@ -3,11 +3,13 @@
 // at load, written out), then the accuracy report of the written file
 // against the original.
 #include <cstdio>
+#include <memory>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "core/common/escape.h"
 #include "core/common/status_macros.h"
-#include "engine/passes/pass_manager.h"
+#include "core/validate/validate_graph.h"
 #include "engine/passes/passes.h"
 #include "importer/onnx_exporter.h"
 #include "importer/onnx_importer.h"
@@ -40,15 +42,18 @@ constexpr char kUsage[] =
 // The graph as the importer read it, with types known (the pass reads A's)
 // and the products compressed; nothing else is changed.
 absl::Status CompressGraph(Graph& graph, const WeightCompressionOptions& weights) {
+  RETURN_IF_ERROR(ValidateGraph(graph));
   PassContext context;
   context.registry = &DefaultKernelRegistry();
-  PassManager manager;
   std::vector<std::unique_ptr<Pass>> passes;
   passes.push_back(MakeShapeInferencePass());
   passes.push_back(MakeWeightCompressionPass(weights));
   passes.push_back(MakeDeadCodePass());
-  manager.AddStage("quantize", std::move(passes), 1);
-  return manager.Run(graph, context);
+  for (const auto& pass : passes) {
+    auto changed = pass->Run(graph, context);
+    if (!changed.ok()) return Annotate(changed.status(), absl::StrCat("pass ", pass->name()));
+  }
+  return graph.Verify();
 }
 
 int CountQuantized(const Graph& graph) {

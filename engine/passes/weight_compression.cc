@@ -138,7 +138,6 @@ class WeightCompressionPass final : public Pass {
     auto beta = attrs.GetFloat("beta", 1.0f);
     if (!trans_a.ok() || !trans_b.ok() || !alpha.ok() || !beta.ok()) return false;
     if (*trans_a != 0 || *alpha != 1.0f || a == nullptr || a->type() != ElementType::kFloat32) return false;
-    if (!a->shape() || a->shape()->size() != 2) return false;
     const std::optional<ConstantWeights> w = RankTwoFloatConstant(node->input(1), *trans_b != 0);
     if (!w) return false;
     const int64_t n = w->n_major ? w->tensor->shape()[0] : w->tensor->shape()[1];

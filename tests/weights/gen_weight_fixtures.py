@@ -11,6 +11,12 @@ products/model.onnx: every product form the compression pass takes, and one it l
 with inputs in products/inputs/*.npy.
 
 Run: /usr/bin/python3 tests/weights/gen_weight_fixtures.py
+
+gpt2_int4_b32/ is `attune quantize` of models/hf_gpt2_prefill and ONNX Runtime's outputs on it:
+  attune quantize models/hf_gpt2_prefill/model.onnx tests/weights/data/gpt2_int4_b32/model.onnx \
+      --weights int4 --block 32
+  ../shared/tools/ort/ort-run tests/weights/data/gpt2_int4_b32/model.onnx \
+      --inputs models/hf_gpt2_prefill/inputs --out tests/weights/data/gpt2_int4_b32/ort
 """
 import os
 
