@@ -51,7 +51,7 @@ absl::Status CompressGraph(Graph& graph, const WeightCompressionOptions& weights
   passes.push_back(MakeDeadCodePass());
   for (const auto& pass : passes) {
     auto changed = pass->Run(graph, context);
-    if (!changed.ok()) return Annotate(changed.status(), absl::StrCat("pass ", pass->name()));
+    if (!changed.ok()) return Annotate(changed.status(), absl::StrCat("pass ", std::string(pass->name())));
   }
   return graph.Verify();
 }
