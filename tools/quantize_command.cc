@@ -39,19 +39,31 @@ constexpr char kUsage[] =
     "  --input NAME=FILE        an input of the reference run (repeatable)\n"
     "  --no-accuracy-report     skip the comparison\n";
 
+constexpr int kMaxRounds = 16;
+
 // The graph as the importer read it, with types known (the pass reads A's)
 // and the products compressed; nothing else is changed.
 absl::Status CompressGraph(Graph& graph, const WeightCompressionOptions& weights) {
   RETURN_IF_ERROR(ValidateGraph(graph));
   PassContext context;
   context.registry = &DefaultKernelRegistry();
-  std::vector<std::unique_ptr<Pass>> passes;
-  passes.push_back(MakeShapeInferencePass());
-  passes.push_back(MakeWeightCompressionPass(weights));
-  passes.push_back(MakeDeadCodePass());
-  for (const auto& pass : passes) {
-    auto changed = pass->Run(graph, context);
-    if (!changed.ok()) return Annotate(changed.status(), absl::StrCat("pass ", std::string(pass->name())));
+  auto run = [&](Pass& pass) -> absl::StatusOr<bool> {
+    auto changed = pass.Run(graph, context);
+    if (!changed.ok()) return Annotate(changed.status(), absl::StrCat("pass ", std::string(pass.name())));
+    return changed;
+  };
+  // Types reach a product behind a chain of shape ops one inference round at
+  // a time on a graph nothing has folded: repeat while any pass finds more.
+  // Dead code (which also drops Identity and inference-mode Dropout) goes
+  // in the round: a Gemm behind such a node is taken after it goes.
+  auto shapes = MakeShapeInferencePass();
+  auto compress = MakeWeightCompressionPass(weights);
+  auto dead_code = MakeDeadCodePass();
+  for (int round = 0; round < kMaxRounds; ++round) {
+    ASSIGN_OR_RETURN(bool inferred, run(*shapes));
+    ASSIGN_OR_RETURN(bool compressed, run(*compress));
+    ASSIGN_OR_RETURN(bool removed, run(*dead_code));
+    if (!inferred && !compressed && !removed) break;
   }
   return graph.Verify();
 }
