@@ -15,7 +15,7 @@ namespace {
 
 absl::Status Optimise(Graph& graph, const SessionOptions& options, FusionReport& report) {
   report.ops_before = OpHistogram(graph);
-  std::unique_ptr<PassManager> pipeline = DefaultPipeline(options.fuse);
+  std::unique_ptr<PassManager> pipeline = DefaultPipeline(options.fuse, options.weights);
   for (const std::string& name : options.disabled_passes) RETURN_IF_ERROR(pipeline->Disable(name));
   if (!options.stop_after_pass.empty()) RETURN_IF_ERROR(pipeline->StopAfter(options.stop_after_pass));
   PassContext context;

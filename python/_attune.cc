@@ -177,11 +177,33 @@ py::array OutputToArray(const Tensor& tensor, const std::vector<BorrowedInput>& 
   return py::array(dtype, shape, {}, data, owner);
 }
 
+// SessionOptions::weights from the keyword arguments (docs/quantization.md).
+WeightCompressionOptions WeightOptions(const std::string& format, int block, bool symmetric, int accuracy_level,
+                                       bool keep_lm_head) {
+  WeightCompressionOptions w;
+  if (format == "int4") w.format = WeightFormat::kInt4;
+  else if (format == "int8") w.format = WeightFormat::kInt8;
+  else if (format == "bf16") w.format = WeightFormat::kBf16;
+  else if (!format.empty())
+    Raise(absl::InvalidArgumentError("weights must be None, \"bf16\", \"int8\" or \"int4\", got \"" + format + "\""));
+  if (block < 16 || block > 256 || (block & (block - 1)) != 0)
+    Raise(absl::InvalidArgumentError("weight_block must be 16, 32, 64, 128 or 256, got " + std::to_string(block)));
+  if (accuracy_level < 0 || accuracy_level > 4)
+    Raise(absl::InvalidArgumentError("weight_accuracy_level must be 0 to 4, got " + std::to_string(accuracy_level)));
+  w.block_size = block;
+  w.symmetric = symmetric;
+  w.accuracy_level = accuracy_level;
+  w.keep_output_products = keep_lm_head;
+  return w;
+}
+
 class PySession {
  public:
   PySession(py::object model, int threads, bool fuse, bool verify_fusion, const std::string& attention_backend,
-            std::vector<std::string> disabled_passes, std::optional<int64_t> max_tensor_mb) {
+            std::vector<std::string> disabled_passes, std::optional<int64_t> max_tensor_mb, const std::string& weights,
+            int weight_block, bool weight_symmetric, int weight_accuracy_level, bool keep_lm_head) {
     SessionOptions options;
+    options.weights = WeightOptions(weights, weight_block, weight_symmetric, weight_accuracy_level, keep_lm_head);
     if (threads < 0) Raise(absl::InvalidArgumentError("threads must be 0 (all cores) or more"));
     options.threads = threads;
     options.fuse = fuse;
@@ -341,9 +363,11 @@ PYBIND11_MODULE(_attune, m) {
   m.attr("__version__") = ATTUNE_VERSION;
   py::class_<PySession>(m, "Session")
       .def(py::init<py::object, int, bool, bool, const std::string&, std::vector<std::string>,
-                    std::optional<int64_t>>(),
+                    std::optional<int64_t>, const std::string&, int, bool, int, bool>(),
            py::arg("model"), py::arg("threads"), py::arg("fuse"), py::arg("verify_fusion"),
-           py::arg("attention_backend"), py::arg("disabled_passes"), py::arg("max_tensor_mb"))
+           py::arg("attention_backend"), py::arg("disabled_passes"), py::arg("max_tensor_mb"),
+           py::arg("weights"), py::arg("weight_block"), py::arg("weight_symmetric"),
+           py::arg("weight_accuracy_level"), py::arg("keep_lm_head"))
       .def("inputs", &PySession::Inputs)
       .def("outputs", &PySession::Outputs)
       .def("path", &PySession::Path)

@@ -16,6 +16,7 @@
 #include "tools/bench_inputs.h"
 #include "tools/command_common.h"
 #include "tools/commands.h"
+#include "tools/weights_accuracy.h"
 #include "tools/profile.h"
 #include "tools/work_count.h"
 
@@ -147,6 +148,7 @@ absl::Status Bench(const Args& args) {
                         {"team_stalls", team_stalls},
                         {"latencies_ms", latencies}};
     std::printf("%s\n", j.dump().c_str());
+    PrintWeightAccuracy(args, stderr, model_path, options, inputs);
     return absl::OkStatus();
   }
   std::printf("model       %s\n", model_path.c_str());
@@ -162,6 +164,7 @@ absl::Status Bench(const Args& args) {
   if (team_stalls > 0)
     std::printf("team        %lld stalls: workers started late (a busy core?); runs used one thread after each\n",
                 static_cast<long long>(team_stalls));
+  PrintWeightAccuracy(args, stdout, model_path, options, inputs);
   return absl::OkStatus();
 }
 

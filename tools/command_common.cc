@@ -23,11 +23,48 @@ const char kSessionFlagsHelp[] =
     "  --disable-pass NAME      skip one pass (repeatable; 'attune inspect --passes' lists them)\n"
     "  --verify-fusion          check every fusion numerically; undo it above tolerance\n"
     "  --attention-backend B    auto, simd, onednn or reference\n"
-    "  --max-tensor-mb N        largest tensor allowed, in MiB (weights, inputs, intermediates)\n";
+    "  --max-tensor-mb N        largest tensor allowed, in MiB (weights, inputs, intermediates)\n"
+    "  --weights F              compress the float weights of products at load: bf16, int8 or int4\n"
+    "                           (int: MatMulNBits, blockwise along K; docs/quantization.md)\n"
+    "  --block N                --weights block size along K: 16, 32, 64, 128 or 256 (default 32)\n"
+    "  --symmetric              --weights without zero points (default: uint8 zero points per block)\n"
+    "  --accuracy-level N       --weights accuracy_level: 4 quantizes activations to int8 per block (default 0)\n"
+    "  --keep-lm-head           --weights leaves products that write a graph output in float\n"
+    "  --no-accuracy-report     --weights without the comparison against the float32 model\n";
 
 void AddSessionFlags(FlagSpec& spec) {
   spec.valued.insert({"threads", "attention-backend", "disable-pass", "max-tensor-mb"});
   spec.switches.insert({"no-fuse", "verify-fusion"});
+  AddWeightFlags(spec);
+}
+
+void AddWeightFlags(FlagSpec& spec) {
+  spec.valued.insert({"weights", "block", "accuracy-level"});
+  spec.switches.insert({"symmetric", "keep-lm-head", "no-accuracy-report"});
+}
+
+absl::StatusOr<WeightCompressionOptions> WeightCompressionFromArgs(const Args& args) {
+  WeightCompressionOptions w;
+  const std::optional<std::string> format = args.Value("weights");
+  if (format == "int4") w.format = WeightFormat::kInt4;
+  else if (format == "int8") w.format = WeightFormat::kInt8;
+  else if (format == "bf16") w.format = WeightFormat::kBf16;
+  else if (format.has_value())
+    return absl::InvalidArgumentError(absl::StrCat("--weights must be bf16, int8 or int4, got ", QuoteName(*format)));
+  const bool tuned = args.Has("block") || args.Has("symmetric") || args.Has("accuracy-level") ||
+                     args.Has("keep-lm-head") || args.Has("no-accuracy-report");
+  if (tuned && !format.has_value())
+    return absl::InvalidArgumentError("--block, --symmetric, --accuracy-level, --keep-lm-head and --no-accuracy-report need --weights");
+  ASSIGN_OR_RETURN(int64_t block, args.Int("block", w.block_size));
+  if (block < 16 || block > 256 || (block & (block - 1)) != 0)
+    return absl::InvalidArgumentError(absl::StrCat("--block must be 16, 32, 64, 128 or 256, got ", block));
+  w.block_size = static_cast<int>(block);
+  ASSIGN_OR_RETURN(int64_t level, args.Int("accuracy-level", 0));
+  if (level > 4) return absl::InvalidArgumentError(absl::StrCat("--accuracy-level must be 0 to 4, got ", level));
+  w.accuracy_level = static_cast<int>(level);
+  w.symmetric = args.Has("symmetric");
+  w.keep_output_products = args.Has("keep-lm-head");
+  return w;
 }
 
 absl::StatusOr<SessionOptions> SessionOptionsFromArgs(const Args& args) {
@@ -41,6 +78,7 @@ absl::StatusOr<SessionOptions> SessionOptionsFromArgs(const Args& args) {
   ASSIGN_OR_RETURN(int64_t max_mb, args.Int("max-tensor-mb", kDefaultMaxTensorBytes >> 20));
   if (max_mb == 0 || max_mb > (int64_t{1} << 40)) return absl::InvalidArgumentError("--max-tensor-mb out of range");
   options.max_tensor_bytes = max_mb << 20;
+  ASSIGN_OR_RETURN(options.weights, WeightCompressionFromArgs(args));
   const std::string backend = args.Value("attention-backend").value_or("auto");
   if (backend == "auto") options.attention_backend = AttentionBackendOption::kAuto;
   else if (backend == "simd") options.attention_backend = AttentionBackendOption::kSimd;

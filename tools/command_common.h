@@ -16,6 +16,10 @@ extern const char kSessionFlagsHelp[];
 
 /// Flags every command that builds a session accepts.
 void AddSessionFlags(FlagSpec& spec);
+/// The weight compression flags (--weights, --block, --symmetric, --accuracy-level, --keep-lm-head).
+void AddWeightFlags(FlagSpec& spec);
+/// WeightCompressionOptions from those flags; one line naming the flag for a bad value.
+absl::StatusOr<WeightCompressionOptions> WeightCompressionFromArgs(const Args& args);
 /// SessionOptions from --threads, --no-fuse, --attention-backend, --disable-pass, --verify-fusion, --max-tensor-mb.
 absl::StatusOr<SessionOptions> SessionOptionsFromArgs(const Args& args);
 

@@ -9,5 +9,6 @@ int BenchCommand(int argc, char** argv);    // attune bench
 int GenerateCommand(int argc, char** argv); // attune generate
 int ServeCommand(int argc, char** argv);    // attune serve
 int TokenizeCommand(int argc, char** argv); // attune tokenize
+int QuantizeCommand(int argc, char** argv); // attune quantize
 
 }  // namespace attune::cli

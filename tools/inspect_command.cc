@@ -15,6 +15,7 @@
 #include "tools/report_json.h"
 #include "tools/report_quantized.h"
 #include "tools/report_text.h"
+#include "tools/weights_accuracy.h"
 
 namespace attune::cli {
 namespace {
@@ -121,13 +122,17 @@ absl::Status Inspect(const Args& args) {
     absl::StrAppend(&text, "\ndecoder convention (attune generate)\n");
     for (const std::string& line : convention) absl::StrAppend(&text, "  ", EscapeControl(line), "\n");
   }
-  return WriteText(output, text);
+  RETURN_IF_ERROR(WriteText(output, text));
+  session.reset();
+  ASSIGN_OR_RETURN(NamedTensors given, ReadInputs(args, options.max_tensor_bytes));
+  PrintWeightAccuracy(args, output.empty() ? stdout : stderr, model_path, options, given);
+  return absl::OkStatus();
 }
 
 }  // namespace
 
 int InspectCommand(int argc, char** argv) {
-  FlagSpec spec{{"format", "output", "save-optimized", "stop-after"}, {"passes", "show-all"}};
+  FlagSpec spec{{"format", "output", "save-optimized", "stop-after", "input"}, {"passes", "show-all"}};
   AddSessionFlags(spec);
   return RunSubcommand(argc, argv, kUsage, spec, Inspect);
 }

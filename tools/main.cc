@@ -16,6 +16,7 @@ constexpr char kUsage[] =
     "       attune generate MODEL.onnx [--decode-model DECODE.onnx] (--prompt TEXT | --prompt-ids ID,ID,...) [options]\n"
     "       attune tokenize --tokenizer FILE (--text TEXT | --file F | --decode ID,ID,...) [--json]\n"
     "       attune serve MODEL_OR_DIR... [--host 127.0.0.1] [--port 8080] [options]\n"
+    "       attune quantize IN.onnx OUT.onnx --weights int4|int8 [--block N] [--symmetric] [--accuracy-level N]\n"
     "\n"
     "Run 'attune COMMAND --help' for a command's options.\n";
 
@@ -37,6 +38,7 @@ int main(int argc, char** argv) {
   if (command == "generate") return attune::cli::GenerateCommand(argc, argv);
   if (command == "serve") return attune::cli::ServeCommand(argc, argv);
   if (command == "tokenize") return attune::cli::TokenizeCommand(argc, argv);
+  if (command == "quantize") return attune::cli::QuantizeCommand(argc, argv);
   std::fprintf(stderr, "%serror: unknown command '%s'\n", kUsage, command.c_str());
   return 2;
 }

@@ -9,6 +9,7 @@
 #include "engine/io/npy.h"
 #include "tools/command_common.h"
 #include "tools/commands.h"
+#include "tools/weights_accuracy.h"
 
 namespace attune::cli {
 namespace {
@@ -63,6 +64,7 @@ absl::Status Run(const Args& args) {
     }
     std::printf("output     %s %s%s\n", name.c_str(), tensor.DebugString().c_str(), written.c_str());
   }
+  PrintWeightAccuracy(args, stdout, model_path, options, inputs);
   return absl::OkStatus();
 }
 

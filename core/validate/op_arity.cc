@@ -121,6 +121,8 @@ class ArityTable {
     Add("RotaryEmbedding", {{1, 4, 4, 1, 1}}, "com.microsoft");
     // A, B, scales (, zero_points, g_idx, bias): ops/quantized/.
     Add("MatMulNBits", {{1, 3, 6, 1, 1}}, "com.microsoft");
+    // A, W (, bias): ops/quantized/half_weight_kernel.cc.
+    Add("HalfWeightMatMul", {{1, 2, 3, 1, 1}}, "attune");
     // query, seqlens_k, total_sequence_length (, past_key) -> query (, positions): ops/contrib/gqa_positions.h.
     Add("GroupQueryPositions", {{1, 3, 4, 1, 2}}, "attune");
     // mask, query (, key, past_key's shape) -> mask for attune.MultiHeadAttention: ops/contrib/attention_mask_index.h.

@@ -135,7 +135,9 @@ std::vector<std::unique_ptr<Pass>> SimplifyPasses() {
 
 }  // namespace
 
-std::unique_ptr<PassManager> DefaultPipeline(bool fuse) {
+std::unique_ptr<PassManager> DefaultPipeline(bool fuse) { return DefaultPipeline(fuse, WeightCompressionOptions{}); }
+
+std::unique_ptr<PassManager> DefaultPipeline(bool fuse, const WeightCompressionOptions& weights) {
   auto manager = std::make_unique<PassManager>();
   // Vendor ops first, with or without fusion: no kernel runs them as they
   // come. Shape inference before each round gives the lowerings the ranks
@@ -162,6 +164,14 @@ std::unique_ptr<PassManager> DefaultPipeline(bool fuse) {
     op_fusions.push_back(MakeSkipNormFusionPass());  // after it: RMS norms are written out until then
     op_fusions.push_back(MakeConvBatchNormFoldPass());
     manager->AddStage("fuse_ops", std::move(op_fusions));
+  }
+  // After the fusions, whose patterns read the float products; before the
+  // lowering, whose epilogues and transposed-B forms the compressed products
+  // have not. Without compression it takes only 16-bit weights behind a Cast.
+  std::vector<std::unique_ptr<Pass>> compress;
+  compress.push_back(MakeWeightCompressionPass(weights));
+  manager->AddStage("compress_weights", std::move(compress));
+  if (fuse) {
     // After the attention fusion, whose patterns read MatMul(Q, Transpose(K)).
     std::vector<std::unique_ptr<Pass>> lower;
     lower.push_back(MakeTransposedMatMulPass());

@@ -7,6 +7,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
+#include "attune/session.h"
 #include "engine/passes/pass.h"
 
 namespace attune {
@@ -49,6 +50,11 @@ class PassManager {
 /// CSE, DCE), then Fuse (attention, then activations and norms; only when
 /// `fuse`), then a final clean-up.
 std::unique_ptr<PassManager> DefaultPipeline(bool fuse);
+/// The same with the weights of products compressed as `weights` says (the
+/// stage "compress_weights" after the op fusions, before the products take
+/// their epilogues; DefaultPipeline(fuse) runs it without compression, which
+/// takes only 16-bit weights behind a Cast).
+std::unique_ptr<PassManager> DefaultPipeline(bool fuse, const WeightCompressionOptions& weights);
 
 /// Counts live nodes per op type; fused attention counts as "MultiHeadAttention".
 std::map<std::string, int> OpHistogram(const Graph& graph);

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "attune/session.h"
 #include "engine/passes/pass.h"
 
 namespace attune {
@@ -50,6 +51,11 @@ std::unique_ptr<Pass> MakeTransposedMatMulPass();
 std::unique_ptr<Pass> MakeProductEpilogueFusionPass();
 /// Trees of float32 element-wise ops -> attune.ElementwiseChain (one pass over memory).
 std::unique_ptr<Pass> MakeElementwiseChainPass();
+/// Every product with a constant float B -> com.microsoft.MatMulNBits with B
+/// quantized (int8 / int4) or attune.HalfWeightMatMul (bf16) as `options`
+/// says; with WeightFormat::kAsIs only those whose B is a float16 / bfloat16
+/// constant behind a Cast, as attune.HalfWeightMatMul.
+std::unique_ptr<Pass> MakeWeightCompressionPass(const WeightCompressionOptions& options);
 /// Largest tensor the fusion's probes (mask proof, verification) may create;
 /// a probe above it fails with ResourceExhausted, and the fusion says so.
 inline constexpr int64_t kFusionProbeMaxTensorBytes = int64_t{256} << 20;

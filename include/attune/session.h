@@ -24,6 +24,22 @@ enum class AttentionBackendOption { kAuto, kSimd, kOneDnn, kReference };
 /// Log verbosity for messages Attune writes to stderr.
 enum class LogSeverity { kDebug, kInfo, kWarning, kError, kOff };
 
+/// What `SessionOptions::weights` compresses the float weights of products to.
+enum class WeightFormat { kAsIs, kBf16, kInt8, kInt4 };
+
+/// Compression of the float weights of matrix products at load
+/// (docs/quantization.md, "Compressing at load"): every MatMul / Gemm whose B
+/// is a constant becomes a weight-only product (int8 / int4: quantized
+/// blockwise along K; bf16: rounded to bfloat16); the float copy is dropped.
+/// Embeddings (Gather) stay as they are.
+struct WeightCompressionOptions {
+  WeightFormat format = WeightFormat::kAsIs;
+  int block_size = 32;      // int8 / int4: a power of two, 16 to 256
+  bool symmetric = false;   // true: no zero points (2^(bits-1)); false: uint8 zero points per block
+  int accuracy_level = 0;   // MatMulNBits' accuracy_level: 4 quantizes activations to int8 per block
+  bool keep_output_products = false;  // leave products writing a graph output (the lm_head) in float
+};
+
 /// How a Session loads, optimises and runs its model.
 struct SessionOptions {
   /// Threads per Run (OpenMP team size shared with oneDNN); 0 = all cores.
@@ -46,6 +62,8 @@ struct SessionOptions {
   /// Least severe message this Session writes to stderr, while it is created
   /// and while it runs; other Sessions, on any thread, keep their own.
   LogSeverity log_severity = LogSeverity::kWarning;
+  /// Compress the float weights of products at load (none by default).
+  WeightCompressionOptions weights;
 };
 
 /// Name, element type and shape of a model input or output; a dimension is

@@ -79,16 +79,6 @@ class MatMulNBitsKernel final : public Kernel {
 
 bool Present(const KernelInfo& info, int i) { return i < info.num_inputs() && info.input_present[i]; }
 
-// A constant input's tensor: its data, or the data a previous plan's kernel holds.
-absl::StatusOr<Tensor> ConstantInput(const KernelInfo& info, int i, const std::string& label, const char* name) {
-  if (i < static_cast<int>(info.released_constants.size()) && info.released_constants[i] != nullptr)
-    return info.released_constants[i]->Restore();
-  if (i < static_cast<int>(info.constant_inputs.size()) && info.constant_inputs[i] != nullptr)
-    return *info.constant_inputs[i];
-  return absl::UnimplementedError(
-      absl::StrCat(label, ": input '", name, "' must be a constant (an initializer); Attune packs it at load"));
-}
-
 std::optional<qmatmul::TensorFacts> FactsOf(const KernelInfo& info, int i) {
   if (!Present(info, i)) return std::nullopt;
   if (i < static_cast<int>(info.constant_inputs.size()) && info.constant_inputs[i] != nullptr)

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "ops/common/omp_team_scope.h"
 #include "ops/common/parallel.h"
+#include "ops/quantized/kernels.h"
 
 namespace attune::quantized {
 namespace {
@@ -129,6 +130,15 @@ void NBitsWeights::MultiplyPanels(const NBitsKernelSet& kernels, const float* a,
       dnnl_sgemm('N', 'T', m, rows, k, 1.0f, a, k, panel.data(), k, 0.0f, y + n0, n);
     }
   });
+}
+
+absl::StatusOr<Tensor> ConstantInput(const KernelInfo& info, int i, const std::string& label, const char* name) {
+  if (i < static_cast<int>(info.released_constants.size()) && info.released_constants[i] != nullptr)
+    return info.released_constants[i]->Restore();
+  if (i < static_cast<int>(info.constant_inputs.size()) && info.constant_inputs[i] != nullptr)
+    return *info.constant_inputs[i];
+  return absl::UnimplementedError(
+      absl::StrCat(label, ": input '", name, "' must be a constant (an initializer); Attune packs it at load"));
 }
 
 }  // namespace attune::quantized

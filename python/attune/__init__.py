@@ -50,7 +50,11 @@ class InferenceSession:
     """Loads, optimises and compiles an ONNX model (a path, or the model's bytes)."""
 
     def __init__(self, path_or_bytes, threads=0, fuse=True, verify_fusion=False,
-                 attention_backend="auto", disabled_passes=(), max_tensor_mb=None, providers=None):
+                 attention_backend="auto", disabled_passes=(), max_tensor_mb=None, providers=None,
+                 weights=None, weight_block=32, weight_symmetric=False, weight_accuracy_level=0,
+                 keep_lm_head=False):
+        # weights="bf16" / "int8" / "int4" compresses the float weights of every product with a constant B
+        # at load (attune run --weights; docs/quantization.md).
         # ONNX Runtime code passes providers=[...]: Attune has the CPU one only.
         if providers is not None and list(providers) not in ([], ["CPUExecutionProvider"]):
             raise ValueError(f"Attune runs on the CPU only: providers must be ['CPUExecutionProvider'], "
@@ -62,7 +66,9 @@ class InferenceSession:
             model = os.fspath(model)
         self._session = _attune.Session(model, int(threads), bool(fuse), bool(verify_fusion),
                                         str(attention_backend), [str(p) for p in disabled_passes],
-                                        None if max_tensor_mb is None else int(max_tensor_mb))
+                                        None if max_tensor_mb is None else int(max_tensor_mb),
+                                        "" if weights is None else str(weights), int(weight_block),
+                                        bool(weight_symmetric), int(weight_accuracy_level), bool(keep_lm_head))
         self._inputs = [NodeArg(*info) for info in self._session.inputs()]
         self._outputs = [NodeArg(*info) for info in self._session.outputs()]
 

@@ -34,13 +34,21 @@ def _add_session_flags(p):
     p.add_argument("--attention-backend", default="auto", help="auto, simd, onednn or reference")
     p.add_argument("--disable-pass", action="append", default=[], metavar="NAME", help="skip one pass")
     p.add_argument("--max-tensor-mb", type=int, default=None, help="largest tensor allowed, in MiB")
+    p.add_argument("--weights", default=None, help="compress product weights at load: bf16, int8 or int4")
+    p.add_argument("--block", type=int, default=32, help="--weights block size along K (default 32)")
+    p.add_argument("--symmetric", action="store_true", help="--weights without zero points")
+    p.add_argument("--accuracy-level", type=int, default=0, help="--weights accuracy_level (4: int8 activations)")
+    p.add_argument("--keep-lm-head", action="store_true", help="--weights leaves graph-output products in float")
 
 
 def _session(args):
     return attune.InferenceSession(args.model, threads=args.threads, fuse=not args.no_fuse,
                                    verify_fusion=args.verify_fusion,
                                    attention_backend=args.attention_backend,
-                                   disabled_passes=args.disable_pass, max_tensor_mb=args.max_tensor_mb)
+                                   disabled_passes=args.disable_pass, max_tensor_mb=args.max_tensor_mb,
+                                   weights=args.weights, weight_block=args.block,
+                                   weight_symmetric=args.symmetric, weight_accuracy_level=args.accuracy_level,
+                                   keep_lm_head=args.keep_lm_head)
 
 
 def _sanitize(name):

@@ -1,0 +1,243 @@
+// Compression of float weights at load (SessionOptions::weights, `attune
+// quantize`): every matrix product whose B is a constant becomes
+//   int8 / int4: a com.microsoft.MatMulNBits over B quantized blockwise along
+//                K, as ONNX Runtime's MatMulNBitsQuantizer writes it
+//                (ops/quantized/nbits_quantize.h);
+//   bf16:        an attune.HalfWeightMatMul over B rounded to bfloat16.
+// Without compression, a float16 / bfloat16 B behind a Cast to float32 still
+// becomes an attune.HalfWeightMatMul over B as it is (the widening is exact),
+// so no float32 copy of it is made at run time.
+// Products it takes:
+//   MatMul(a, B)                     B constant [K, N]
+//   MatMul(a, Transpose(B))          B constant [N, K] (a tied lm_head)
+//   MatMul(a, Cast(B, to=float))     B float16 or bfloat16
+//   Gemm(a, B (, c))                 transA 0, alpha 1, beta 1, c a row of N
+// and a bias Add of a constant row after a MatMul becomes the op's bias.
+// The float B is left without uses (dead code drops it unless an embedding
+// Gather still reads it). Gather, attention's own products and products
+// with a computed B stay as they are.
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "core/common/status_macros.h"
+#include "core/schema/half_weight_matmul.h"
+#include "core/schema/quantized_matmul.h"
+#include "engine/passes/passes.h"
+#include "ops/quantized/nbits_quantize.h"
+
+namespace attune {
+namespace {
+
+bool IsFloatType(ElementType t) {
+  return t == ElementType::kFloat32 || t == ElementType::kFloat16 || t == ElementType::kBFloat16;
+}
+
+// B's constant and how W[n, k] is laid out in it, or the reason it is not one.
+struct ConstantWeights {
+  const Tensor* tensor = nullptr;
+  bool n_major = false;  // [N, K] (transposed) rather than [K, N]
+};
+
+std::optional<ConstantWeights> RankTwoFloatConstant(const Value* v, bool n_major) {
+  if (v == nullptr || v->constant() == nullptr) return std::nullopt;
+  const Tensor* t = v->constant();
+  if (t->rank() != 2 || !IsFloatType(t->type()) || t->num_elements() == 0) return std::nullopt;
+  return ConstantWeights{t, n_major};
+}
+
+// B of a MatMul: a constant, or a constant behind a Transpose of its two axes or a Cast to float.
+std::optional<ConstantWeights> MatMulWeights(const Value* b) {
+  if (b == nullptr) return std::nullopt;
+  if (b->constant() != nullptr) return RankTwoFloatConstant(b, false);
+  const Node* p = b->producer();
+  if (p == nullptr || !p->domain().empty() || p->num_inputs() != 1) return std::nullopt;
+  if (p->op_type() == "Transpose") {
+    auto perm = p->attributes().GetInts("perm", {1, 0});
+    if (!perm.ok() || *perm != std::vector<int64_t>{1, 0}) return std::nullopt;
+    return RankTwoFloatConstant(p->input(0), true);
+  }
+  if (p->op_type() == "Cast") {
+    auto to = p->attributes().GetInt("to");
+    if (!to.ok() || *to != static_cast<int64_t>(ElementType::kFloat32)) return std::nullopt;
+    return RankTwoFloatConstant(p->input(0), false);
+  }
+  return std::nullopt;
+}
+
+// A constant float32 row of N elements ([N], [1, N], ...), or null.
+const Value* BiasRow(const Value* v, int64_t n) {
+  if (v == nullptr || v->constant() == nullptr) return nullptr;
+  const Tensor* t = v->constant();
+  if (t->type() != ElementType::kFloat32 || t->num_elements() != n || t->rank() < 1 || t->shape().back() != n)
+    return nullptr;
+  return v;
+}
+
+class WeightCompressionPass final : public Pass {
+ public:
+  explicit WeightCompressionPass(const WeightCompressionOptions& options) : options_(options) {}
+  std::string_view name() const override { return "weight_compression"; }
+
+  absl::StatusOr<bool> Run(Graph& graph, PassContext& context) override {
+    // The products first: a rewrite replaces a bias Add, which a walk over
+    // every node would visit afterwards.
+    std::vector<Node*> products;
+    for (Node* node : graph.nodes())
+      if (node->domain().empty() && (node->op_type() == "MatMul" || node->op_type() == "Gemm"))
+        products.push_back(node);
+    bool changed = false;
+    for (Node* node : products) {
+      if (node->op_type() == "MatMul" && node->num_inputs() == 2) {
+        ASSIGN_OR_RETURN(bool done, CompressMatMul(graph, context, node));
+        changed |= done;
+      } else if (node->op_type() == "Gemm") {
+        ASSIGN_OR_RETURN(bool done, CompressGemm(graph, context, node));
+        changed |= done;
+      }
+    }
+    if (changed && graph.OpsetFor(qmatmul::kDomain) == 0) graph.SetOpset(qmatmul::kDomain, 1);
+    if (changed && graph.OpsetFor(halfw::kDomain) == 0) graph.SetOpset(halfw::kDomain, 1);
+    return changed;
+  }
+
+ private:
+  absl::StatusOr<bool> CompressMatMul(Graph& graph, PassContext& context, Node* node) {
+    Value* a = node->input(0);
+    const std::optional<ConstantWeights> w = MatMulWeights(node->input(1));
+    if (!w || a == nullptr || a->type() != ElementType::kFloat32) return false;
+    const int64_t n = w->n_major ? w->tensor->shape()[0] : w->tensor->shape()[1];
+    // A bias row added to the product alone becomes the op's bias.
+    Node* product = node;
+    const Value* bias = nullptr;
+    const Value* y = node->output(0);
+    if (y->uses().size() == 1 && !y->is_graph_output() && y->shape().has_value()) {
+      Node* add = y->uses()[0].node;
+      if (add->op_type() == "Add" && add->domain().empty() && add->num_inputs() == 2 &&
+          add->output(0)->shape() == y->shape()) {
+        bias = BiasRow(add->input(add->input(0) == y ? 1 : 0), n);
+        if (bias != nullptr && bias->constant()->rank() > static_cast<int64_t>(y->shape()->size())) bias = nullptr;
+        if (bias != nullptr) product = add;
+      }
+    }
+    if (Skipped(context, *w, *node, *product)) return false;
+    RETURN_IF_ERROR(Replace(graph, product, a, *w, const_cast<Value*>(bias), node->Describe()));
+    if (product != node) RETURN_IF_ERROR(graph.RemoveNode(node));
+    return true;
+  }
+
+  absl::StatusOr<bool> CompressGemm(Graph& graph, PassContext& context, Node* node) {
+    const Attributes& attrs = node->attributes();
+    Value* a = node->input(0);
+    auto trans_a = attrs.GetInt("transA", 0);
+    auto trans_b = attrs.GetInt("transB", 0);
+    auto alpha = attrs.GetFloat("alpha", 1.0f);
+    auto beta = attrs.GetFloat("beta", 1.0f);
+    if (!trans_a.ok() || !trans_b.ok() || !alpha.ok() || !beta.ok()) return false;
+    if (*trans_a != 0 || *alpha != 1.0f || a == nullptr || a->type() != ElementType::kFloat32) return false;
+    const std::optional<ConstantWeights> w = RankTwoFloatConstant(node->input(1), *trans_b != 0);
+    if (!w) return false;
+    const int64_t n = w->n_major ? w->tensor->shape()[0] : w->tensor->shape()[1];
+    Value* c = node->input(2);
+    const Value* bias = c == nullptr ? nullptr : BiasRow(c, n);
+    if (c != nullptr && (bias == nullptr || *beta != 1.0f)) return false;
+    if (Skipped(context, *w, *node, *node)) return false;
+    RETURN_IF_ERROR(Replace(graph, node, a, *w, const_cast<Value*>(bias), node->Describe()));
+    return true;
+  }
+
+  // Whether this product stays as it is: without compression, all but those
+  // over 16-bit weights; with it, those writing a graph output when the
+  // options keep them (the report says so).
+  bool Skipped(PassContext& context, const ConstantWeights& w, const Node& product, const Node& last) const {
+    if (options_.format == WeightFormat::kAsIs) return w.tensor->type() == ElementType::kFloat32;
+    if (!options_.keep_output_products || !last.output(0)->is_graph_output()) return false;
+    AddRejection(context.report, {product.name(), "weight_compression",
+                                  "writes a graph output, and products writing one stay in float (keep_output_products)"});
+    return true;
+  }
+
+  absl::Status Replace(Graph& graph, Node* at, Value* a, const ConstantWeights& w, Value* bias,
+                       const std::string& label) {
+    const Tensor& t = *w.tensor;
+    quantized::FloatWeights fw;
+    fw.data = t.raw_data();
+    fw.type = t.type();
+    fw.k = w.n_major ? t.shape()[1] : t.shape()[0];
+    fw.n = w.n_major ? t.shape()[0] : t.shape()[1];
+    fw.k_stride = w.n_major ? 1 : fw.n;
+    fw.n_stride = w.n_major ? fw.k : 1;
+    // The products take the bias as [N]; a [1, N] row is viewed so.
+    if (bias != nullptr && bias->constant()->rank() != 1) {
+      ASSIGN_OR_RETURN(Tensor row, Tensor::Create(ElementType::kFloat32, {fw.n}));
+      std::memcpy(row.raw_data(), bias->constant()->raw_data(), row.byte_size());
+      bias = graph.AddConstant(graph.UniqueName(absl::StrCat(bias->name(), "_row")), std::move(row));
+    }
+    if (options_.format == WeightFormat::kAsIs || options_.format == WeightFormat::kBf16)
+      return ReplaceWithHalf(graph, at, a, fw, bias);
+    return ReplaceWithNBits(graph, at, a, fw, bias, label);
+  }
+
+  // W [N, K] in the weights' own 16-bit type, or bfloat16 from float32 (rounded to nearest even).
+  absl::Status ReplaceWithHalf(Graph& graph, Node* at, Value* a, const quantized::FloatWeights& fw, Value* bias) {
+    const ElementType type = fw.type == ElementType::kFloat32 ? ElementType::kBFloat16 : fw.type;
+    ASSIGN_OR_RETURN(Tensor w, Tensor::CreateUninitialized(type, {fw.n, fw.k}));
+    uint16_t* dst = static_cast<uint16_t*>(w.raw_data());
+    for (int64_t n = 0; n < fw.n; ++n)
+      for (int64_t k = 0; k < fw.k; ++k) {
+        const int64_t at_src = k * fw.k_stride + n * fw.n_stride;
+        dst[n * fw.k + k] = fw.type == ElementType::kFloat32
+                                ? FloatToBFloat16(static_cast<const float*>(fw.data)[at_src]).bits
+                                : static_cast<const uint16_t*>(fw.data)[at_src];
+      }
+    const std::string base = at->name().empty() ? std::string("weights") : at->name();
+    std::vector<Value*> inputs = {a, graph.AddConstant(graph.UniqueName(absl::StrCat(base, "_W16")), std::move(w))};
+    if (bias != nullptr) inputs.push_back(bias);
+    graph.ReplaceNode(at, halfw::kOpType, halfw::kDomain, std::move(inputs), Attributes{});
+    return absl::OkStatus();
+  }
+
+  absl::Status ReplaceWithNBits(Graph& graph, Node* at, Value* a, const quantized::FloatWeights& fw, Value* bias,
+                                const std::string& label) {
+    quantized::NBitsQuantizeOptions q;
+    q.bits = options_.format == WeightFormat::kInt8 ? 8 : 4;
+    q.block_size = options_.block_size;
+    q.symmetric = options_.symmetric;
+    ASSIGN_OR_RETURN(quantized::NBitsConstants constants, quantized::QuantizeToNBits(fw, q, label));
+    const std::string base = at->name().empty() ? std::string("weights") : at->name();
+    std::vector<Value*> inputs = {a, graph.AddConstant(graph.UniqueName(absl::StrCat(base, "_Q", q.bits)),
+                                                       std::move(constants.b)),
+                                  graph.AddConstant(graph.UniqueName(absl::StrCat(base, "_scales")),
+                                                    std::move(constants.scales))};
+    inputs.push_back(q.symmetric ? nullptr
+                                 : graph.AddConstant(graph.UniqueName(absl::StrCat(base, "_zero_points")),
+                                                     std::move(constants.zero_points)));
+    if (bias != nullptr) {
+      inputs.push_back(nullptr);  // g_idx
+      inputs.push_back(bias);
+    } else if (q.symmetric) {
+      inputs.pop_back();
+    }
+    Attributes attrs;
+    attrs.Set(qmatmul::kK, fw.k);
+    attrs.Set(qmatmul::kN, fw.n);
+    attrs.Set(qmatmul::kBits, int64_t{q.bits});
+    attrs.Set(qmatmul::kBlockSize, int64_t{q.block_size});
+    attrs.Set(qmatmul::kAccuracyLevel, int64_t{options_.accuracy_level});
+    graph.ReplaceNode(at, qmatmul::kOpType, qmatmul::kDomain, std::move(inputs), std::move(attrs));
+    return absl::OkStatus();
+  }
+
+  WeightCompressionOptions options_;
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> MakeWeightCompressionPass(const WeightCompressionOptions& options) {
+  return std::make_unique<WeightCompressionPass>(options);
+}
+
+}  // namespace attune
