@@ -133,7 +133,7 @@ class ArityTable {
     Add("CausalConvWithState", {{1, 2, 4, 1, 2}});
     // X, W, R (, B, sequence_lens, initial_h (, initial_c, P)) -> Y, Y_h (, Y_c), every output optional.
     Add("RNN", {{1, 3, 6, 0, 2}});
-    Add("GRU", {{1, 3, 6, 0, 2}});
+    Add("GRU", {{1, 3, 6, 2, 2}, {3, 3, 6, 0, 2}});  // GRU-1 requires both outputs
     Add("LSTM", {{1, 3, 8, 0, 3}});
     // Optimizer steps (ops/training/): R, T, then X, G and the states per tensor.
     for (const char* op : {"Adagrad", "Adam", "Momentum"}) Add(op, {{1, 5, kMany, 2, kMany}}, "ai.onnx.preview.training");
