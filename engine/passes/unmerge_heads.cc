@@ -39,18 +39,6 @@
 // (B*H*x*X elements where B*H*x*y are wanted) and keeps every element where
 // it was, whatever X is at run time, empty tensors included; the attention
 // fusion reads it as a mask step.
-// PyTorch's nn.MultiheadAttention (and the nn.Transformer layers built on it)
-// keeps the sequence first: it views its (L, B, E) projections as
-// (L, B*H, D) and transposes them to (B*H, L, D) (or (B*H, D, L) for the keys
-// of the scores), and its output (B*H, T, D) goes back through a Transpose
-// (1, 0, 2) to (T, B*H, D). Such a view is a merge too, of the 4-D
-// Transpose(Reshape(P, [0, 0, H, D]), (1, 2, 0, 3)): element (l, b*H + h, d)
-// of the view is element (l, b, h*D + d) of P, with H = E / D proven from the
-// constant sizes E and D and the view's merged dim proven B*H. The Transpose
-// of the output is a split: its result is the 4-D (B, H, T, D) transposed to
-// (T, B, H, D) and viewed as (T, B*H, D), its dims read at run time. Where
-// (the merged key padding of nn.MultiheadAttention) lifts like the binary
-// ops, each operand lifted or broadcast along the merged axis.
 // Every value the region computes is read by the region alone and is no graph
 // output; otherwise the graph is left as it is. A merged value may have other
 // readers (BLOOM's presents are its merged keys and values): the region reads
@@ -66,77 +54,24 @@
 #include "engine/passes/graph_edits.h"
 #include "engine/passes/passes.h"
 #include "engine/passes/symbolic_dim.h"
+#include "engine/passes/unmerge_heads_views.h"
 #include "engine/pattern/constants.h"
 
 namespace attune {
 namespace {
 
-// The (B, H) a region is split into.
-struct Heads {
-  Dim batch;
-  Dim heads;
-  Dim merged;  // B*H
-};
-
-const SymbolicShape* ShapeOfRank(const Value* v, size_t rank) {
-  if (v == nullptr || !v->shape() || v->shape()->size() != rank) return nullptr;
-  return &*v->shape();
-}
-
-bool IsOp(const Node* n, std::string_view op) { return n != nullptr && n->domain().empty() && n->op_type() == op; }
+using unmerge_heads::AddTranspose;
+using unmerge_heads::FindSequenceFirstView;
+using unmerge_heads::Heads;
+using unmerge_heads::IsOp;
+using unmerge_heads::SeqFirstView;
+using unmerge_heads::SequenceFirstHeads;
+using unmerge_heads::SequenceFirstOutput;
+using unmerge_heads::SequenceFirstSplitHeads;
+using unmerge_heads::ShapeOfRank;
 
 // Read by exactly one node input and not a graph output.
 bool ReadOnceInside(const Value* v) { return v->uses().size() == 1 && !v->is_graph_output(); }
-
-// A sequence-first head view: `node` = Transpose(Reshape(projection (L, B, E)
-// -> (L, B*H, D)), perm (1, 0, 2) or (1, 2, 0)), the merge of
-// Transpose(Reshape(projection, [0, 0, H, D]), perm4); or of a projection
-// already (L, B, H, D), the merge of Transpose(projection, perm4).
-struct SeqFirstView {
-  Value* projection = nullptr;
-  int64_t heads = 0;
-  int64_t head_dim = 0;
-  std::vector<int64_t> perm4;
-  Dim batch;
-};
-
-std::optional<SeqFirstView> FindSequenceFirstView(const Node& transpose) {
-  if (!IsOp(&transpose, "Transpose") || transpose.num_inputs() != 1) return std::nullopt;
-  auto perm = transpose.attributes().GetInts("perm");
-  if (!perm.ok()) return std::nullopt;
-  std::vector<int64_t> perm4;
-  if (*perm == std::vector<int64_t>{1, 0, 2}) {
-    perm4 = {1, 2, 0, 3};
-  } else if (*perm == std::vector<int64_t>{1, 2, 0}) {
-    perm4 = {1, 2, 3, 0};
-  } else {
-    return std::nullopt;
-  }
-  const Node* view = transpose.input(0) != nullptr ? transpose.input(0)->producer() : nullptr;
-  if (!IsOp(view, "Reshape")) return std::nullopt;
-  const SymbolicShape* out = ShapeOfRank(view->output(0), 3);
-  Value* projection = view->input(0);
-  // The projection (L, B, E), or already split into heads (L, B, H, D) (Megatron).
-  const SymbolicShape* in = ShapeOfRank(projection, 3);
-  const SymbolicShape* split = ShapeOfRank(projection, 4);
-  if (out == nullptr || !(*out)[2].is_known()) return std::nullopt;
-  const int64_t head_dim = (*out)[2].value();
-  int64_t heads = 0;
-  if (in != nullptr && (*in)[2].is_known()) {
-    const int64_t hidden = (*in)[2].value();
-    if (head_dim <= 0 || hidden <= 0 || hidden % head_dim != 0) return std::nullopt;
-    heads = hidden / head_dim;
-  } else if (split != nullptr && (*split)[2].is_known() && (*split)[3] == (*out)[2]) {
-    in = split;
-    heads = (*split)[2].value();
-  }
-  if (heads <= 0 || head_dim <= 0) return std::nullopt;
-  // Same sequence, and the merged dim proven (B, H) of the projection's B.
-  if ((*in)[0].is_unknown() || !((*in)[0] == (*out)[0]) || (*in)[1].is_unknown() ||
-      !((*out)[1] == DimMul((*in)[1], Dim::Known(heads))))
-    return std::nullopt;
-  return SeqFirstView{projection, heads, head_dim, std::move(perm4), (*in)[1]};
-}
 
 // One 3-D op of a region, computed on 4-D operands. Steps are kept in
 // operand-before-user order.
@@ -404,24 +339,6 @@ std::optional<Heads> SplitHeads(const Node& split) {
   return heads;
 }
 
-// A sequence-first split: a Transpose (1, 0, 2) of P·V (B*H, T, Dv), its
-// values V a sequence-first head view, whose (B, H) it gives.
-std::optional<Heads> SequenceFirstSplitHeads(const Node& split) {
-  if (!IsOp(&split, "Transpose") || split.num_outputs() != 1 || split.num_inputs() != 1) return std::nullopt;
-  auto perm = split.attributes().GetInts("perm");
-  if (!perm.ok() || *perm != std::vector<int64_t>{1, 0, 2}) return std::nullopt;
-  const SymbolicShape* in = ShapeOfRank(split.input(0), 3);
-  const Node* product = split.input(0) != nullptr ? split.input(0)->producer() : nullptr;
-  if (in == nullptr || ShapeOfRank(split.output(0), 3) == nullptr || !IsOp(product, "MatMul") ||
-      product->num_inputs() != 2 || product->input(1) == nullptr || product->input(1)->producer() == nullptr)
-    return std::nullopt;
-  auto values = FindSequenceFirstView(*product->input(1)->producer());
-  if (!values) return std::nullopt;
-  Heads heads{values->batch, Dim::Known(values->heads), DimMul(values->batch, Dim::Known(values->heads))};
-  if (!((*in)[0] == heads.merged)) return std::nullopt;
-  return heads;
-}
-
 class UnmergeHeadsPass final : public Pass {
  public:
   std::string_view name() const override { return "unmerge_heads"; }
@@ -528,61 +445,6 @@ class UnmergeHeadsPass final : public Pass {
     Attributes reshape;
     reshape.Set("allowzero", int64_t{1});
     graph.AddNode("Reshape", "", graph.UniqueName(base), {leaf.input, target}, {out}, std::move(reshape));
-    return out;
-  }
-
-  static Value* AddTranspose(Graph& graph, Value* input, const std::vector<int64_t>& perm, const std::string& name) {
-    const SymbolicShape& in = *input->shape();
-    SymbolicShape shape;
-    for (int64_t p : perm) shape.push_back(in[p]);
-    Value* out = graph.AddValue(name, input->type(), std::move(shape));
-    Attributes attrs;
-    attrs.Set("perm", perm);
-    graph.AddNode("Transpose", "", graph.UniqueName(name), {input}, {out}, std::move(attrs));
-    return out;
-  }
-
-  // Transpose(Reshape(projection, [0, 0, H, D]), perm4): the 4-D heads a
-  // sequence-first view merges (the target copies L and B, allowzero 0).
-  static Value* SequenceFirstHeads(Graph& graph, const SeqFirstView& view) {
-    const std::string base = view.projection->name() + "/heads";
-    if (view.projection->shape()->size() == 4) return AddTranspose(graph, view.projection, view.perm4, base + "_transposed");
-    const SymbolicShape& in = *view.projection->shape();
-    Value* target = graph.AddConstant(base + "_target", Int64Vector({0, 0, view.heads, view.head_dim}));
-    Value* split = graph.AddValue(base, view.projection->type(),
-                                  SymbolicShape{in[0], in[1], Dim::Known(view.heads), Dim::Known(view.head_dim)});
-    graph.AddNode("Reshape", "", graph.UniqueName(base), {view.projection, target}, {split});
-    return AddTranspose(graph, split, view.perm4, base + "_transposed");
-  }
-
-  // The sequence-first split's result from the 4-D (B, H, T, Dv):
-  // Transpose(·, (2, 0, 1, 3)) viewed as (T, B*H, Dv), the three dims read
-  // at run time, so that every size (zero included) views as the 3-D one did.
-  static Value* SequenceFirstOutput(Graph& graph, Value* result4, const Value& split_output) {
-    const std::string base = split_output.name() + "/unmerged";
-    Value* t4 = AddTranspose(graph, result4, {2, 0, 1, 3}, base + "_sequence_first");
-    Value* shape = graph.AddValue(base + "_shape", ElementType::kInt64, SymbolicShape{Dim::Known(4)});
-    graph.AddNode("Shape", "", graph.UniqueName(base + "_shape"), {t4}, {shape});
-    auto dims = [&](const std::vector<int64_t>& which, const std::string& name) {
-      Value* at = graph.AddConstant(name + "_index", Int64Vector(which));
-      Value* out = graph.AddValue(name, ElementType::kInt64, SymbolicShape{Dim::Known(static_cast<int64_t>(which.size()))});
-      Attributes gather;
-      gather.Set("axis", int64_t{0});
-      graph.AddNode("Gather", "", graph.UniqueName(name), {shape, at}, {out}, std::move(gather));
-      return out;
-    };
-    Value* rows = dims({0}, base + "_rows");
-    Value* batch = dims({1}, base + "_batch");
-    Value* heads = dims({2}, base + "_heads");
-    Value* size = dims({3}, base + "_size");
-    Value* merged = graph.AddValue(base + "_merged", ElementType::kInt64, SymbolicShape{Dim::Known(1)});
-    graph.AddNode("Mul", "", graph.UniqueName(base + "_merged"), {batch, heads}, {merged});
-    Value* target = graph.AddValue(base + "_target", ElementType::kInt64, SymbolicShape{Dim::Known(3)});
-    Attributes concat;
-    concat.Set("axis", int64_t{0});
-    graph.AddNode("Concat", "", graph.UniqueName(base + "_target"), {rows, merged, size}, {target}, std::move(concat));
-    Value* out = graph.AddValue(base, split_output.type(), *split_output.shape());
-    graph.AddNode("Reshape", "", graph.UniqueName(base), {t4, target}, {out});
     return out;
   }
 
