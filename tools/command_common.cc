@@ -148,7 +148,8 @@ int RunSubcommand(int argc, char** argv, const char* usage, const FlagSpec& spec
   for (int i = 2; i < argc; ++i) {
     if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
       std::fputs(usage, stdout);
-      std::fputs(kSessionFlagsHelp, stdout);
+      // Only commands that open a session take (and list) its options.
+      if (spec.valued.contains("threads")) std::fputs(kSessionFlagsHelp, stdout);
       return 0;
     }
   }
