@@ -13,6 +13,7 @@
 #include "core/common/status_macros.h"
 #include "core/common/strings.h"
 #include "ops/common/node_label.h"
+#include "ops/common/input_checks.h"
 #include "ops/common/numeric.h"
 #include "ops/common/parallel.h"
 #include "ops/common/type_dispatch.h"
@@ -69,12 +70,8 @@ class ChannelNormKernel final : public Kernel {
       : label_(std::move(label)), kind_(kind), opset_(opset), epsilon_(epsilon), groups_(groups) {}
 
   absl::Status Run(KernelContext& ctx) const override {
-    const Tensor* x = ctx.input(0);
-    if (x == nullptr) return absl::InvalidArgumentError(absl::StrCat(label_, ": needs input X"));
+    ASSIGN_OR_RETURN(const Tensor* x, ChannelsFirstInput(ctx, label_));
     const std::vector<int64_t>& shape = x->shape();
-    if (shape.size() < 2)
-      return absl::InvalidArgumentError(
-          absl::StrCat(label_, ": input X ", ShapeToString(shape), " must have rank 2 or more ([N, C, ...])"));
     const int64_t n = shape[0], c = shape[1];
     const int64_t plane = n * c == 0 ? 0 : x->num_elements() / (n * c);
     std::vector<double> scale, shift;  // per channel, or per (n, c) plane

@@ -12,6 +12,7 @@
 #include "core/common/status_macros.h"
 #include "core/common/strings.h"
 #include "ops/common/node_label.h"
+#include "ops/common/input_checks.h"
 #include "ops/common/numeric.h"
 #include "ops/common/parallel.h"
 #include "ops/common/type_dispatch.h"
@@ -73,11 +74,8 @@ class LrnKernel final : public Kernel {
       : label_(std::move(label)), alpha_(alpha), beta_(beta), bias_(bias), size_(size) {}
 
   absl::Status Run(KernelContext& ctx) const override {
-    const Tensor* x = ctx.input(0);
-    if (x == nullptr) return absl::InvalidArgumentError(absl::StrCat(label_, ": needs input X"));
+    ASSIGN_OR_RETURN(const Tensor* x, ChannelsFirstInput(ctx, label_));
     const std::vector<int64_t>& s = x->shape();
-    if (s.size() < 2)
-      return absl::InvalidArgumentError(absl::StrCat(label_, ": input X ", ShapeToString(s), " must be [N, C, ...]"));
     const int64_t n = s[0], c = s[1];
     const int64_t plane = n * c == 0 ? 0 : x->num_elements() / (n * c);
     const int64_t before = (size_ - 1) / 2, after = size_ - 1 - before;

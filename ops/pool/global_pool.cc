@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/common/status_macros.h"
 #include "core/common/strings.h"
+#include "ops/common/input_checks.h"
 #include "ops/common/node_label.h"
 #include "ops/common/numeric.h"
 #include "ops/common/parallel.h"
@@ -66,12 +67,8 @@ class GlobalPoolKernel final : public Kernel {
   GlobalPoolKernel(std::string label, PoolKind kind, double p) : label_(std::move(label)), kind_(kind), p_(p) {}
 
   absl::Status Run(KernelContext& ctx) const override {
-    const Tensor* x = ctx.input(0);
-    if (x == nullptr) return absl::InvalidArgumentError(absl::StrCat(label_, ": needs input X"));
+    ASSIGN_OR_RETURN(const Tensor* x, ChannelsFirstInput(ctx, label_));
     const std::vector<int64_t>& shape = x->shape();
-    if (shape.size() < 2)
-      return absl::InvalidArgumentError(
-          absl::StrCat(label_, ": input X ", ShapeToString(shape), " must have rank 2 or more ([N, C, ...])"));
     std::vector<int64_t> out_shape(shape.size(), 1);
     out_shape[0] = shape[0];
     out_shape[1] = shape[1];

@@ -23,6 +23,18 @@ absl::StatusOr<std::optional<int64_t>> OptionalAxisAttribute(const KernelInfo& i
   return std::optional<int64_t>(axis);
 }
 
+absl::StatusOr<int64_t> ResolveOptionalAxis(const std::optional<int64_t>& axis_attr, int64_t num_elements,
+                                            std::vector<int64_t>& shape, const std::string& label) {
+  if (!axis_attr) {
+    shape = {num_elements};
+    return 0;
+  }
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  if (*axis_attr < -rank || *axis_attr >= rank)
+    return absl::InvalidArgumentError(absl::StrCat(label, ": attribute 'axis' ", *axis_attr, " is out of range"));
+  return *axis_attr < 0 ? *axis_attr + rank : *axis_attr;
+}
+
 SelectKernelOr MakeCompressKernel(const KernelInfo& info) {
   std::string label = NodeLabel(info);
   ASSIGN_OR_RETURN(std::optional<int64_t> axis_attr, OptionalAxisAttribute(info));
@@ -34,12 +46,7 @@ SelectKernelOr MakeCompressKernel(const KernelInfo& info) {
     if (cond->type() != ElementType::kBool || cond->shape().size() != 1)
       return absl::InvalidArgumentError(absl::StrCat(label, ": condition must be a 1-D bool tensor"));
     std::vector<int64_t> s = x->shape();
-    const int64_t rank = static_cast<int64_t>(s.size());
-    int64_t axis = 0;
-    if (!axis_attr) s = {x->num_elements()};
-    else if (*axis_attr < -rank || *axis_attr >= rank)
-      return absl::InvalidArgumentError(absl::StrCat(label, ": attribute 'axis' ", *axis_attr, " is out of range"));
-    else axis = *axis_attr < 0 ? *axis_attr + rank : *axis_attr;
+    ASSIGN_OR_RETURN(const int64_t axis, ResolveOptionalAxis(axis_attr, x->num_elements(), s, label));
     const int64_t len = s[axis];
     if (cond->num_elements() > len)
       return absl::InvalidArgumentError(absl::StrCat(label, ": condition has ", cond->num_elements(),

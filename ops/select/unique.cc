@@ -47,12 +47,7 @@ SelectKernelOr MakeUniqueKernel(const KernelInfo& info) {
     const Tensor* x = ctx.input(0);
     if (x == nullptr) return absl::InvalidArgumentError(absl::StrCat(label, ": needs input X"));
     std::vector<int64_t> s = x->shape();
-    const int64_t rank = static_cast<int64_t>(s.size());
-    int64_t axis = 0;
-    if (!axis_attr) s = {x->num_elements()};
-    else if (*axis_attr < -rank || *axis_attr >= rank)
-      return absl::InvalidArgumentError(absl::StrCat(label, ": attribute 'axis' ", *axis_attr, " is out of range"));
-    else axis = *axis_attr < 0 ? *axis_attr + rank : *axis_attr;
+    ASSIGN_OR_RETURN(const int64_t axis, ResolveOptionalAxis(axis_attr, x->num_elements(), s, label));
     int64_t outer = 1, inner = 1;
     for (int64_t i = 0; i < axis; ++i) outer *= s[i];
     for (size_t i = axis + 1; i < s.size(); ++i) inner *= s[i];
