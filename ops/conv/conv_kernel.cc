@@ -34,7 +34,8 @@ absl::Status CheckTypes(const std::string& label, ElementType x, std::optional<E
 
 class ConvKernel final : public Kernel {
  public:
-  ConvKernel(std::string label, ConvAttributes attrs) : label_(std::move(label)), attrs_(std::move(attrs)) {}
+  ConvKernel(std::string label, ConvAttributes attrs, bool weights_constant)
+      : label_(std::move(label)), attrs_(std::move(attrs)), weights_constant_(weights_constant) {}
 
   absl::Status Run(KernelContext& ctx) const override {
     const Tensor* x = ctx.input(0);
@@ -55,7 +56,8 @@ class ConvKernel final : public Kernel {
     float* out = (*y)->data<float>();
     const int threads = ctx.threads();
     if (OneDnnConv::Takes(g)) {
-      absl::StatusOr<bool> done = onednn_.Run(g, x->data<float>(), w->data<float>(), bias, out, threads);
+      absl::StatusOr<bool> done = onednn_.Run(g, x->data<float>(), w->data<float>(), weights_constant_, bias,
+                                                    out, threads);
       if (!done.ok())
         return absl::Status(done.status().code(), absl::StrCat(label_, ": ", done.status().message()));
       if (*done) return absl::OkStatus();
@@ -67,6 +69,7 @@ class ConvKernel final : public Kernel {
  private:
   std::string label_;
   ConvAttributes attrs_;
+  bool weights_constant_;  // W is a constant: oneDNN's layout of it is made once
   OneDnnConv onednn_;
 };
 
@@ -87,7 +90,8 @@ absl::StatusOr<std::unique_ptr<Kernel>> MakeConvKernel(const KernelInfo& info) {
   };
   if (type_of(0)) RETURN_IF_ERROR(CheckTypes(label, *type_of(0), type_of(1), type_of(2)));
   ASSIGN_OR_RETURN(ConvAttributes attrs, ReadConvAttributes(label, info.attrs()));
-  return std::make_unique<ConvKernel>(std::move(label), std::move(attrs));
+  const bool weights_constant = info.constant_inputs.size() > 1 && info.constant_inputs[1] != nullptr;
+  return std::make_unique<ConvKernel>(std::move(label), std::move(attrs), weights_constant);
 }
 
 }  // namespace attune

@@ -12,11 +12,11 @@
 namespace attune {
 
 /// One Conv node's oneDNN primitives. X and Y are plain ncw / nchw / ncdhw,
-/// W plain oiw / oihw / oidhw (goiw... with groups) and used where it is: for
-/// plain X and Y oneDNN 2.6 runs its GEMM convolution, which reads weights in
-/// that layout, so there is nothing to reorder. Primitives (with their
-/// scratchpad size) are created per geometry and team size and cached, least
-/// recently used out first. Run is thread-safe.
+/// W plain oiw / oihw / oidhw (goiw... with groups); the convolution runs on
+/// the layouts oneDNN picks for it (blocked ones, where its direct JIT
+/// kernels run), X and Y reordered in and out on each call. Primitives (with
+/// their scratchpad size and reorders) are created per geometry and team
+/// size and cached, least recently used out first. Run is thread-safe.
 class OneDnnConv {
  public:
   OneDnnConv();
@@ -29,11 +29,12 @@ class OneDnnConv {
   static bool Takes(const ConvGeometry& g);
 
   /// y = conv(x, w) + b (b may be null), as ConvReference computes it, on a
-  /// team of `threads` (> 0). Returns false, having written nothing, when
+  /// team of `threads` (> 0). Constant weights are reordered into the
+  /// convolution's layout once and kept; other weights on every call. Returns false, having written nothing, when
   /// oneDNN has no implementation for the geometry (the caller falls back);
   /// a failure of a created primitive is an error.
-  absl::StatusOr<bool> Run(const ConvGeometry& g, const float* x, const float* w, const float* b, float* y,
-                           int threads) const;
+  absl::StatusOr<bool> Run(const ConvGeometry& g, const float* x, const float* w, bool weights_constant,
+                           const float* b, float* y, int threads) const;
 
   /// Primitives (and refusals) cached, for tests.
   size_t cached() const;

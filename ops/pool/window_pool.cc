@@ -126,6 +126,46 @@ struct PoolRun {
     }
   }
 
+  // Plane() for two spatial axes and Max or Average without Indices, the
+  // CNN case: the same windows reduced in the same order (rows, then columns
+  // within a row), without listing each window's offsets.
+  void Plane2d(int64_t plane, const std::vector<AxisWindows>& axes) const {
+    using C = ComputeOf<T>;
+    using Acc = std::conditional_t<std::is_same_v<C, double>, double, std::conditional_t<kIsFloat<T>, float, C>>;
+    const int64_t in_w = g.input[1], out_h = g.output[0], out_w = g.output[1];
+    const StorageOf<T>* xp = x + plane * g.input[0] * in_w;
+    StorageOf<T>* yp = y + plane * out_h * out_w;
+    for (int64_t oh = 0; oh < out_h; ++oh) {
+      const std::vector<int64_t>& rows = axes[0].positions[oh];
+      for (int64_t ow = 0; ow < out_w; ++ow) {
+        const std::vector<int64_t>& cols = axes[1].positions[ow];
+        C result{};
+        if (kind == PoolKind::kMax) {
+          C best = std::numeric_limits<C>::lowest();
+          bool any = false;
+          for (int64_t r : rows)
+            for (int64_t c : cols) {
+              const C v = Arith<T>::Load(xp[r * in_w + c]);
+              bool take = v > best || !any;
+              if constexpr (kIsFloat<T>) take = take || (std::isnan(v) && !std::isnan(best));
+              if (take) best = v;
+              any = true;
+            }
+          result = best;
+        } else if constexpr (kIsFloat<T>) {
+          Acc sum = 0;
+          for (int64_t r : rows)
+            for (int64_t c : cols) sum += static_cast<Acc>(Arith<T>::Load(xp[r * in_w + c]));
+          const int64_t count = attrs.count_include_pad
+                                    ? axes[0].padded_count[oh] * axes[1].padded_count[ow]
+                                    : static_cast<int64_t>(rows.size() * cols.size());
+          result = static_cast<C>(sum / static_cast<Acc>(count));
+        }
+        yp[oh * out_w + ow] = Arith<T>::Store(result);
+      }
+    }
+  }
+
   void Run(int threads) const {
     std::vector<AxisWindows> axes;
     for (int a = 0; a < g.spatial_rank(); ++a) axes.push_back(ListWindows(g, a));
@@ -133,8 +173,12 @@ struct PoolRun {
     for (int64_t d : g.output) out_plane *= d;
     ParallelForRange(g.batch * g.channels, std::max<int64_t>(1, kCheapOpGrain / std::max<int64_t>(out_plane, 1)),
                      threads, [&](int64_t begin, int64_t end) {
+                       const bool plain_2d = g.spatial_rank() == 2 && indices == nullptr && kind != PoolKind::kLp;
                        WindowOffsets w;
-                       for (int64_t p = begin; p < end; ++p) Plane(p, axes, w);
+                       for (int64_t p = begin; p < end; ++p) {
+                         if (plain_2d) Plane2d(p, axes);
+                         else Plane(p, axes, w);
+                       }
                      });
   }
 };

@@ -6,6 +6,7 @@
 // and through Attune's reference loop, bitwise equal on 1 and 2 threads. A
 // NaN in X reaches exactly the outputs whose window holds it.
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -279,11 +280,15 @@ TEST(ConvOpTest, OneDnnTakesTheSweepAndCachesPrimitives) {
     ASSERT_TRUE(OneDnnConv::Takes(*g));
     OneDnnConv conv;
     std::vector<float> y(Count(g->output_shape()));
-    for (int run = 0; run < 2; ++run) {
-      absl::StatusOr<bool> done = conv.Run(*g, o.xt.data<float>(), o.wt.data<float>(),
+    std::vector<float> first;
+    // Weights reordered on the call, then packed once and reused: the same primitive, the same bits.
+    for (bool constant_weights : {false, true, true}) {
+      absl::StatusOr<bool> done = conv.Run(*g, o.xt.data<float>(), o.wt.data<float>(), constant_weights,
                                            c.bias ? o.bt.data<float>() : nullptr, y.data(), 1);
       ASSERT_TRUE(done.ok()) << done.status();
       EXPECT_TRUE(*done) << "oneDNN declined the geometry";
+      if (first.empty()) first = y;
+      EXPECT_EQ(std::memcmp(first.data(), y.data(), y.size() * sizeof(float)), 0);
     }
     EXPECT_EQ(conv.cached(), 1u);
   }
