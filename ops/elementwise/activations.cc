@@ -165,7 +165,7 @@ absl::StatusOr<std::unique_ptr<Kernel>> CreateActivation(ActivationOp op, const 
       ASSIGN_OR_RETURN(const float beta, FloatAttr(info, "beta", 0.5f));
       return MakeUnary(info, FloatTypes{}, HardSigmoidFn{alpha, beta}, kCheapOpGrain);
     }
-    case ActivationOp::kHardSwish: return MakeUnary(info, FloatTypes{}, HardSwishFn{}, kCheapOpGrain);
+    case ActivationOp::kHardSwish: return MakeVectorised(info, FloatTypes{}, VectorOp::kHardSwish, HardSwishFn{});
     case ActivationOp::kElu: {
       ASSIGN_OR_RETURN(const float alpha, FloatAttr(info, "alpha", 1.0f));
       return MakeUnary(info, FloatTypes{}, EluFn{alpha});

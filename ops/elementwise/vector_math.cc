@@ -37,6 +37,7 @@ const char* VectorOpName(VectorOp op) {
     case VectorOp::kGeluErf: return "GeluErf";
     case VectorOp::kGeluTanh: return "GeluTanh";
     case VectorOp::kMish: return "Mish";
+    case VectorOp::kHardSwish: return "HardSwish";
   }
   return "?";
 }

@@ -12,8 +12,8 @@
 namespace attune::elementwise {
 
 /// The functions with a vectorised float32 kernel.
-enum class VectorOp { kExp, kLog, kTanh, kErf, kSigmoid, kSoftplus, kGeluErf, kGeluTanh, kMish };
-inline constexpr int kVectorOpCount = 9;
+enum class VectorOp { kExp, kLog, kTanh, kErf, kSigmoid, kSoftplus, kGeluErf, kGeluTanh, kMish, kHardSwish };
+inline constexpr int kVectorOpCount = 10;
 
 const char* VectorOpName(VectorOp op);
 
@@ -26,7 +26,7 @@ using VectorPowIntFn = void (*)(const float* x, float* y, int64_t n, int exponen
 using VectorSwishFn = void (*)(const float* x, float* y, int64_t n, float alpha);
 
 /// Largest exponent the multiplication path takes; its error grows with the
-/// number of multiplications (README.md lists it per exponent).
+/// number of multiplications (docs/onnx-ops.md lists it per exponent).
 inline constexpr int kMaxPowIntExponent = 8;
 
 /// One ISA level's kernels.

@@ -299,6 +299,15 @@ typename V::F PowInt(typename V::F x, int e) {
   }
 }
 
+/// HardSwish: x · clamp(x / 6 + 1/2, 0, 1), rounded as ONNX's scalar form
+/// is (a quotient, a sum, a product). Max and Min return their second
+/// operand when either is NaN, so a NaN x stays NaN.
+template <class V>
+typename V::F HardSwish(typename V::F x) {
+  const typename V::F t = V::Add(V::Div(x, V::Set1(6.0f)), V::Set1(0.5f));
+  return V::Mul(x, V::Min(V::Set1(1.0f), V::Max(V::Zero(), t)));
+}
+
 template <class V, VectorOp kOp>
 typename V::F Apply(typename V::F x) {
   if constexpr (kOp == VectorOp::kExp) return Exp<V>(x);
@@ -309,7 +318,8 @@ typename V::F Apply(typename V::F x) {
   else if constexpr (kOp == VectorOp::kSoftplus) return Softplus<V>(x);
   else if constexpr (kOp == VectorOp::kGeluErf) return GeluErf<V>(x);
   else if constexpr (kOp == VectorOp::kGeluTanh) return GeluTanh<V>(x);
-  else return Mish<V>(x);
+  else if constexpr (kOp == VectorOp::kMish) return Mish<V>(x);
+  else return HardSwish<V>(x);
 }
 
 /// y[i] = fn(x[i]): whole vectors, then the tail through a padded buffer.
@@ -366,6 +376,7 @@ VectorMathKernels MakeKernels(const char* name) {
   k.unary[static_cast<int>(VectorOp::kGeluErf)] = &UnaryKernel<V, VectorOp::kGeluErf>;
   k.unary[static_cast<int>(VectorOp::kGeluTanh)] = &UnaryKernel<V, VectorOp::kGeluTanh>;
   k.unary[static_cast<int>(VectorOp::kMish)] = &UnaryKernel<V, VectorOp::kMish>;
+  k.unary[static_cast<int>(VectorOp::kHardSwish)] = &UnaryKernel<V, VectorOp::kHardSwish>;
   k.pow_int = &PowIntKernel<V>;
   k.swish = &SwishKernel<V>;
   return k;
