@@ -152,7 +152,7 @@ def cmd_row(case_dir, threads, load, kind, peak_path):
 
 def cmd_work(case_dir):
     att = load_json(sorted(glob.glob(os.path.join(case_dir, 'attune.*.json')))[0])
-    print(f"Attune counts per run: {att['gflop']:.3f} GFLOP of matrix products and attention, "
+    print(f"Attune counts per run: {att['gflop']:.3f} GFLOP of matrix products, convolutions and attention, "
           f"{att['weight_mb']:.1f} MB of float weights read.")
 
 

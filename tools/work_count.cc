@@ -37,6 +37,19 @@ double GemmFlop(const NodeTiming& t) {
   return 2.0 * static_cast<double>(a->num_elements()) * static_cast<double>(y->shape()[1]);
 }
 
+// Conv: each output element sums Cin/group · (kernel size) products, which
+// is W's element count over its first dim (M, C/group, k1, k2 ...).
+// ConvTranspose: each input element is spread over W's elements per input
+// channel (W is C, M/group, k1, k2 ...).
+double ConvFlop(const NodeTiming& t, bool transpose) {
+  const Tensor* x = Input(t, 0);
+  const Tensor* w = Input(t, 1);
+  const Tensor* y = Output(t, 0);
+  if (x == nullptr || w == nullptr || y == nullptr || w->rank() < 3 || w->shape()[0] <= 0) return 0;
+  const double per_row = static_cast<double>(w->num_elements()) / static_cast<double>(w->shape()[0]);
+  return 2.0 * static_cast<double>(transpose ? x->num_elements() : y->num_elements()) * per_row;
+}
+
 // Q, K, V and Y are (B, T, H·D) or (B, H, T, D); past_key (B, Hkv, P, D).
 double AttentionFlop(const NodeTiming& t) {
   const Tensor* q = Input(t, mha::kInputQ);
@@ -89,6 +102,9 @@ absl::StatusOr<RunWork> CountRunWork(const SessionImpl& session, const NamedTens
       ++work.matmul_nodes;
     } else if (op == "Gemm" || op == "FusedGemm") {
       work.flop += GemmFlop(t);
+      ++work.matmul_nodes;
+    } else if (op == "Conv" || op == "ConvTranspose") {
+      work.flop += ConvFlop(t, op == "ConvTranspose");
       ++work.matmul_nodes;
     } else if (op == mha::kOpType || op == "Attention") {
       work.flop += AttentionFlop(t);

@@ -11,7 +11,8 @@ namespace attune::cli {
 
 struct RunWork {
   /// 2·M·N·K per MatMul, FusedMatMul, Gemm and FusedGemm (batched products counted per
-  /// batch); 2·B·Tq·Tk·(Hq·D + Hq·Dv) per MultiHeadAttention and ONNX
+  /// batch); 2 products per output element and kernel tap per Conv (per input element for
+  /// ConvTranspose); 2·B·Tq·Tk·(Hq·D + Hq·Dv) per MultiHeadAttention and ONNX
   /// Attention, Tk including the past. Every key counts: no reduction for a
   /// causal or window mask, so a fused graph and the unfused one (whose
   /// Q·Kᵀ and P·V are MatMuls) count the same work.
@@ -20,7 +21,7 @@ struct RunWork {
   /// the nodes read, each counted once; a table read through Gather counts
   /// only the bytes gathered.
   double weight_bytes = 0;
-  /// Nodes whose FLOPs were counted.
+  /// Product and convolution nodes whose FLOPs were counted.
   int64_t matmul_nodes = 0;
   int64_t attention_nodes = 0;
 };

@@ -208,5 +208,39 @@ TEST(BenchCommand, BadShapeOrDimIsAUsageError) {
   EXPECT_TRUE(IsUsageError(RunCli({"bench", model, "--iterations", "many"})));
 }
 
+TEST(BenchCommand, CountsConvolutionWork) {
+  // X (1, 4, 9, 9) through a 3x3 Conv to 6 channels (groups 2, stride 2, pads 1: Y is 1x6x5x5),
+  // then a ConvTranspose of it back to 4 channels (kernel 2, stride 2: 1x4x10x10).
+  namespace t = attune::testing;
+  onnx::ModelProto model = t::MinimalModel(17);
+  t::AddInput(model, "x", 1, {int64_t{1}, int64_t{4}, int64_t{9}, int64_t{9}});
+  t::AddOutput(model, "z", 1, {int64_t{1}, int64_t{4}, int64_t{10}, int64_t{10}});
+  t::AddInitializer(model, "w", 1, {6, 2, 3, 3})->set_raw_data(t::RawBytes(std::vector<float>(6 * 2 * 3 * 3, 0.5f)));
+  t::AddInitializer(model, "wt", 1, {6, 4, 2, 2})->set_raw_data(t::RawBytes(std::vector<float>(6 * 4 * 2 * 2, 0.25f)));
+  onnx::NodeProto* conv = t::AddNode(model, "Conv", {"x", "w"}, {"y"}, "conv");
+  for (const auto& [name, values] : std::map<std::string, std::vector<int64_t>>{
+           {"strides", {2, 2}}, {"pads", {1, 1, 1, 1}}, {"kernel_shape", {3, 3}}}) {
+    onnx::AttributeProto* a = t::AddAttribute(conv, name, onnx::AttributeProto::INTS);
+    for (int64_t v : values) a->add_ints(v);
+  }
+  t::AddAttribute(conv, "group", onnx::AttributeProto::INT)->set_i(2);
+  onnx::NodeProto* up = t::AddNode(model, "ConvTranspose", {"y", "wt"}, {"z"}, "up");
+  for (const char* name : {"strides", "kernel_shape"}) {
+    onnx::AttributeProto* a = t::AddAttribute(up, name, onnx::AttributeProto::INTS);
+    a->add_ints(2);
+    a->add_ints(2);
+  }
+  TempDir dir;
+  WriteFile(dir / "conv.onnx", model.SerializeAsString());
+  const CliResult r = RunCli({"bench", dir / "conv.onnx", "--iterations", "1", "--warmup", "1", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  const json j = json::parse(r.out, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << r.out;
+  // Conv: 150 outputs, each 2 input channels x 9 taps; ConvTranspose: 150 inputs, each spread
+  // over 4 channels x 4 taps. Two flops per product.
+  const double flop = 2.0 * 150 * (2 * 9) + 2.0 * 150 * (4 * 4);
+  EXPECT_NEAR(j["gflop"].get<double>(), flop / 1e9, 1e-15) << r.out;
+}
+
 }  // namespace
 }  // namespace attune::cli_test
