@@ -20,7 +20,9 @@ namespace {
 constexpr int kTileA = 4;
 constexpr int kTileB = 4;
 
-template <int MA, int NB>
+// The first tile of rows of A over B's rows prefetches the next NB rows of B
+// (the same offset), so that B keeps streaming while the tiles compute.
+template <int MA, int NB, bool kFetchNext>
 void DotTile(const float* a, const float* b, float* c, int64_t k, int64_t n) {
   __m512 acc[MA][NB];
   for (int r = 0; r < MA; ++r)
@@ -29,6 +31,8 @@ void DotTile(const float* a, const float* b, float* c, int64_t k, int64_t n) {
   for (; i + 16 <= k; i += 16) {
     __m512 bv[NB];
     for (int j = 0; j < NB; ++j) bv[j] = _mm512_loadu_ps(b + j * k + i);
+    if constexpr (kFetchNext)
+      for (int j = 0; j < NB; ++j) _mm_prefetch(reinterpret_cast<const char*>(b + (NB + j) * k + i), _MM_HINT_T0);
     for (int r = 0; r < MA; ++r) {
       const __m512 x = _mm512_loadu_ps(a + r * k + i);
       for (int j = 0; j < NB; ++j) acc[r][j] = _mm512_fmadd_ps(x, bv[j], acc[r][j]);
@@ -43,12 +47,14 @@ void DotTile(const float* a, const float* b, float* c, int64_t k, int64_t n) {
 // Rows of A in tiles of kTileA (the last smaller) against NB rows of B at col.
 template <int NB>
 void AllRows(const float* a, const float* b, float* c, int64_t m, int64_t k, int64_t n, int64_t col) {
-  int64_t r = 0;
-  for (; r + kTileA <= m; r += kTileA) DotTile<kTileA, NB>(a + r * k, b + col * k, c + r * n + col, k, n);
+  // m > 4: a first tile of kTileA rows always exists and fetches ahead.
+  DotTile<kTileA, NB, true>(a, b + col * k, c + col, k, n);
+  int64_t r = kTileA;
+  for (; r + kTileA <= m; r += kTileA) DotTile<kTileA, NB, false>(a + r * k, b + col * k, c + r * n + col, k, n);
   switch (m - r) {
-    case 3: DotTile<3, NB>(a + r * k, b + col * k, c + r * n + col, k, n); break;
-    case 2: DotTile<2, NB>(a + r * k, b + col * k, c + r * n + col, k, n); break;
-    case 1: DotTile<1, NB>(a + r * k, b + col * k, c + r * n + col, k, n); break;
+    case 3: DotTile<3, NB, false>(a + r * k, b + col * k, c + r * n + col, k, n); break;
+    case 2: DotTile<2, NB, false>(a + r * k, b + col * k, c + r * n + col, k, n); break;
+    case 1: DotTile<1, NB, false>(a + r * k, b + col * k, c + r * n + col, k, n); break;
     default: break;
   }
 }
