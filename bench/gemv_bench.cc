@@ -6,7 +6,8 @@
 // and read where they are, row-major (in_place:1); and GPT-2's tied head read
 // as stored (BM_TiedHead). Divide its "bytes_per_second" by the read bandwidth
 // bench/machine_peak measures in the same session for the share of the
-// machine's bandwidth it reaches.
+// machine's bandwidth it reaches. The rows argument times a decode step of a
+// continuous batch: that many rows through the same weights at once.
 //
 //   ./gemv_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 #include <algorithm>
@@ -99,9 +100,10 @@ BENCHMARK(BM_DecodeWeights)
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
 // A continuous-batching decode step: rows sequences at once (up to 16 take the
-// GEMVs, 17 and more oneDNN's GEMM); the time should grow far slower than rows.
+// GEMVs, 17 and more oneDNN's GEMM, or on AVX2 machines the in-place row GEMM);
+// the time should grow far slower than rows. ATTUNE_ISA=avx2 runs the AVX2 kernels.
 BENCHMARK(BM_DecodeWeights)
-    ->ArgsProduct({{1}, {0}, {0}, {2, 4, 8, 16, 17}})
+    ->ArgsProduct({{1}, {0, 1}, {0}, {2, 4, 8, 16, 17}})
     ->ArgNames({"threads", "in_place", "llama", "rows"})
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);

@@ -79,6 +79,12 @@ constexpr int64_t kMaxSlices = 8;
 constexpr int64_t kMinSliceRows = 64;
 }  // namespace
 
+int64_t GemvPanelsFastRows(const PanelLayout& layout) {
+  return layout.panel_cols == gemv_weights_detail::kSimdPanelCols && ActiveIsa() == Isa::kAvx512
+             ? kGemvMaxRowsOfA
+             : kGemvStreamBoundRows;
+}
+
 void GemvPanels(const PanelLayout& layout, const float* weights, const float* a, int64_t m, const float* bias,
                 float* c, int threads) {
   using namespace gemv_weights_detail;

@@ -48,6 +48,11 @@ inline constexpr int64_t kGemvMaxRowsOfA = 16;
 inline constexpr int64_t kGemvStreamBoundRows = 4;
 
 
+/// Rows up to which GemvPanels beats oneDNN's GEMM on `layout`: kGemvMaxRowsOfA
+/// where its zmm tiles run (AVX-512 machines, panels of 64 columns), else
+/// kGemvStreamBoundRows (it takes more, more slowly).
+int64_t GemvPanelsFastRows(const PanelLayout& layout);
+
 /// c[M, N] = a[M, K] · W (+ bias[N]) for W laid out as `layout`, M ≤
 /// kGemvMaxRowsOfA; c and a dense row-major.
 void GemvPanels(const PanelLayout& layout, const float* weights, const float* a, int64_t m, const float* bias,

@@ -65,70 +65,16 @@ void Panels(const Problem& p, int64_t first, int64_t last) {
   }
 }
 
-// More rows than Panel holds in registers: the panel is taken a cache line of
-// columns (16) at a time, and that strip's K rows (48 KB at K = 768) stay in
-// L1/L2 while tiles of kTileRows rows of A pass over it, so the panel still
-// streams from memory once. Each output is the same chain of FMAs over k, in
-// order, from zero, with the bias added last, as Panel computes it: a row's
-// result does not depend on how many rows share the product.
-constexpr int64_t kStripCols = 16;
-constexpr int kTileRows = 6;  // 12 accumulators, two weight vectors, one broadcast
-
-// The first tile of a panel fetches it: the strip alone reads one line of
-// every 256-byte row, a stride the prefetchers did not follow (GPT-2's decode
-// products at 8 rows took 3.4x the time of oneDNN's GEMM), so that tile
-// prefetches whole rows kPrefetchRows ahead and the other tiles find the
-// panel in L2.
-constexpr int64_t kPrefetchRows = 8;
-
-template <int R, bool kFetch>
-void StripTile(const Problem& p, int64_t panel, int64_t col0, int64_t row0) {
-  const PanelLayout& w = *p.layout;
-  __m256 acc[R][2];
-  for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
-  const float* a = p.a + row0 * w.k;
-  const float* block = p.weights + panel * w.panel_stride + col0;
-  for (int64_t k0 = 0; k0 < w.k; k0 += w.block_rows, block += w.block_stride) {
-    const float* row = block;
-    const int64_t rows = std::min(w.block_rows, w.k - k0);
-    for (int64_t kk = 0; kk < rows; ++kk, row += kSimdPanelCols) {
-      if constexpr (kFetch) {
-        const char* ahead = reinterpret_cast<const char*>(row - col0 + kPrefetchRows * kSimdPanelCols);
-        for (int line = 0; line < 4; ++line) _mm_prefetch(ahead + 64 * line, _MM_HINT_T0);
-      }
-      const __m256 w0 = _mm256_loadu_ps(row), w1 = _mm256_loadu_ps(row + 8);
-      for (int r = 0; r < R; ++r) {
-        const __m256 x = _mm256_set1_ps(a[r * w.k + k0 + kk]);
-        acc[r][0] = _mm256_fmadd_ps(x, w0, acc[r][0]);
-        acc[r][1] = _mm256_fmadd_ps(x, w1, acc[r][1]);
-      }
-    }
-  }
-  const int64_t n0 = panel * kSimdPanelCols + col0;
-  const int64_t cols = std::min<int64_t>(kStripCols, w.n - n0);
-  for (int r = 0; r < R; ++r) {
-    alignas(32) float out[kStripCols];
-    _mm256_store_ps(out, acc[r][0]);
-    _mm256_store_ps(out + 8, acc[r][1]);
-    float* c = p.c + (row0 + r) * w.n + n0;
-    for (int64_t j = 0; j < cols; ++j) c[j] = out[j] + (p.bias != nullptr ? p.bias[n0 + j] : 0.0f);
-  }
-}
-
+// More rows than Panel holds (reached where no zmm tiles run, e.g. with the
+// ISA forced): groups of up to four rows, each reading the panel again (from
+// L2 after the first), every output the same chain of FMAs as one row alone.
 void PanelsManyRows(const Problem& p, int64_t first, int64_t last) {
-  for (int64_t panel = first; panel < last; ++panel) {
-    if (!FullWidth(*p.layout, panel)) {
-      PanelRangeGeneric(p, panel, panel + 1);
-      continue;
-    }
-    for (int64_t col0 = 0; col0 < kSimdPanelCols && panel * kSimdPanelCols + col0 < p.layout->n; col0 += kStripCols)
-      for (int64_t row0 = 0; row0 < p.m; row0 += kTileRows)
-        ForRowsOfA<kTileRows>(std::min<int64_t>(kTileRows, p.m - row0), [&]<int R>() {
-          if (col0 == 0 && row0 == 0)
-            StripTile<R, true>(p, panel, col0, row0);
-          else
-            StripTile<R, false>(p, panel, col0, row0);
-        }, [] {});
+  for (int64_t row0 = 0; row0 < p.m; row0 += kGemvStreamBoundRows) {
+    Problem part = p;
+    part.a = p.a + row0 * p.layout->k;
+    part.c = p.c + row0 * p.layout->n;
+    part.m = std::min<int64_t>(kGemvStreamBoundRows, p.m - row0);
+    ForRowsOfA<kGemvStreamBoundRows>(part.m, [&]<int M>() { Panels<M>(part, first, last); }, [] {});
   }
 }
 
