@@ -6,7 +6,8 @@
 // and read where they are, row-major (in_place:1); and GPT-2's tied head read
 // as stored (BM_TiedHead). Divide its "bytes_per_second" by the read bandwidth
 // bench/machine_peak measures in the same session for the share of the
-// machine's bandwidth it reaches.
+// machine's bandwidth it reaches. The rows argument times a decode step of a
+// continuous batch: that many rows through the same weights at once.
 //
 //   ./gemv_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 #include <algorithm>
@@ -39,6 +40,9 @@ const Shape& ModelShape(bool llama) {
   return llama ? tiny_llama : gpt2;
 }
 
+// Rows of A the benchmarks take at most (a decode batch of that many sequences).
+constexpr int64_t kMaxRows = 32;
+
 struct Model {
   std::vector<std::unique_ptr<OneDnnConstantMatMul>> weights;
   std::vector<std::vector<float>> plain;  // the matrices used in place
@@ -66,8 +70,8 @@ struct Model {
       widest_k = std::max(widest_k, l.k);
       widest_n = std::max(widest_n, l.n);
     }
-    a.assign(widest_k, 0.125f);
-    c.assign(widest_n, 0.0f);
+    a.assign(kMaxRows * widest_k, 0.125f);
+    c.assign(kMaxRows * widest_n, 0.0f);
   }
 };
 
@@ -81,17 +85,26 @@ Model& SharedModel(bool in_place, bool llama) {
 void BM_DecodeWeights(benchmark::State& state) {
   Model& model = SharedModel(state.range(1) != 0, state.range(2) != 0);
   const int threads = static_cast<int>(state.range(0));
+  const int64_t rows = state.range(3);
   for (auto _ : state) {
     for (const auto& w : model.weights) {
-      if (!w->Run(model.a.data(), 1, model.c.data(), threads).ok()) state.SkipWithError("GEMV failed");
+      if (!w->Run(model.a.data(), rows, model.c.data(), threads).ok()) state.SkipWithError("GEMV failed");
     }
     benchmark::DoNotOptimize(model.c.data());
   }
   state.SetBytesProcessed(state.iterations() * model.bytes);
 }
 BENCHMARK(BM_DecodeWeights)
-    ->ArgsProduct({{1, 2}, {0, 1}, {0, 1}})
-    ->ArgNames({"threads", "in_place", "llama"})
+    ->ArgsProduct({{1, 2}, {0, 1}, {0, 1}, {1}})
+    ->ArgNames({"threads", "in_place", "llama", "rows"})
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+// A continuous-batching decode step: rows sequences at once (up to 16 take the
+// GEMVs, 17 and more oneDNN's GEMM, or on AVX2 machines the in-place row GEMM);
+// the time should grow far slower than rows. ATTUNE_ISA=avx2 runs the AVX2 kernels.
+BENCHMARK(BM_DecodeWeights)
+    ->ArgsProduct({{1}, {0, 1}, {0}, {2, 4, 8, 16, 17}})
+    ->ArgNames({"threads", "in_place", "llama", "rows"})
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
 
@@ -104,15 +117,21 @@ void BM_TiedHead(benchmark::State& state) {
     for (int64_t i = 0; i < kVocab * kWidth; ++i) (*w)[i] = static_cast<float>((i * 7919) % 1000) / 1000.0f - 0.5f;
     return w;
   }();
-  std::vector<float> a(kWidth, 0.125f), c(kVocab);
+  const int64_t rows = state.range(1);
+  std::vector<float> a(rows * kWidth, 0.125f), c(rows * kVocab);
   const int threads = static_cast<int>(state.range(0));
   for (auto _ : state) {
-    GemvTransposed(a.data(), wte->data(), c.data(), 1, kWidth, kVocab, threads);
+    GemvTransposed(a.data(), wte->data(), c.data(), rows, kWidth, kVocab, threads);
     benchmark::DoNotOptimize(c.data());
   }
   state.SetBytesProcessed(state.iterations() * kVocab * kWidth * static_cast<int64_t>(sizeof(float)));
 }
-BENCHMARK(BM_TiedHead)->Arg(1)->Arg(2)->ArgName("threads")->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_TiedHead)
+    ->ArgsProduct({{1, 2}, {1}})
+    ->ArgsProduct({{1}, {4, 8, 16}})
+    ->ArgNames({"threads", "rows"})
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace attune

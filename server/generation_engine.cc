@@ -121,6 +121,9 @@ bool GenerationEngine::Deliver(int64_t id, int64_t token) {
 }
 
 void GenerationEngine::Admit(std::vector<std::shared_ptr<GenerationJob>> jobs) {
+  // The prompts of the jobs joining at this step run together (one prefill
+  // for all of them rather than one each, every stream waiting meanwhile).
+  std::vector<DecodeBatch::Joining> joining;
   for (auto& job : jobs) {
     const int64_t id = next_id_++;
     active_.emplace_back(id, job);
@@ -128,13 +131,17 @@ void GenerationEngine::Admit(std::vector<std::shared_ptr<GenerationJob>> jobs) {
       Finish(id, "cancelled");
       continue;
     }
-    auto first = batch_->Add(id, job->prompt, job->options);
-    if (!first.ok()) {
-      Finish(id, "error", first.status());
+    joining.push_back({id, &job->prompt, &job->options});
+  }
+  if (joining.empty()) return;
+  const std::vector<absl::StatusOr<int64_t>> firsts = batch_->AddAll(joining);
+  for (size_t j = 0; j < joining.size(); ++j) {
+    if (!firsts[j].ok()) {
+      Finish(joining[j].id, "error", firsts[j].status());
       continue;
     }
     metrics_->RecordTokens(model_name_, 1, 0);
-    Deliver(id, *first);
+    Deliver(joining[j].id, *firsts[j]);
   }
 }
 

@@ -21,6 +21,12 @@
 namespace attune {
 namespace {
 
+// Padded positions (prompts × the longest) one prefill run takes at most:
+// prompts joining together share a run, so the weights are read once for all
+// of them and the products take the GEMM's rate; runs stay small enough that
+// the activations (and attention scores) of one remain modest.
+constexpr int64_t kPrefillTokens = 2048;
+
 const TensorInfo* FindInfo(const std::vector<TensorInfo>& infos, const std::string& name) {
   for (const TensorInfo& i : infos)
     if (i.name == name) return &i;
@@ -76,6 +82,11 @@ struct ATTUNE_HIDDEN DecodeBatch::State {
   std::vector<Group> groups;
   bool dirty = false;
 
+  /// The sequence's length limit, or why it cannot join.
+  absl::StatusOr<int64_t> Check(const std::vector<int64_t>& prompt, const GenerationOptions& options) const;
+  /// Runs the prompts joining[run[..]] as one batch and adds them.
+  absl::Status Prefill(const std::vector<Joining>& joining, const std::vector<size_t>& run,
+                       const std::vector<int64_t>& limits, std::vector<absl::StatusOr<int64_t>>& firsts);
   absl::Status Rebuild();
   absl::Status StepGroup(Group& group, std::vector<std::pair<int64_t, int64_t>>& tokens);
   absl::StatusOr<std::vector<int64_t>> EmptyPastShape(size_t i) const;
@@ -132,68 +143,153 @@ absl::StatusOr<std::vector<int64_t>> DecodeBatch::State::EmptyPastShape(size_t i
   return shape;
 }
 
-absl::StatusOr<int64_t> DecodeBatch::Add(int64_t id, const std::vector<int64_t>& prompt,
-                                         const GenerationOptions& options) {
-  State& s = *state_;
-  if (s.sequences.count(id) != 0) return absl::InvalidArgumentError(absl::StrCat("sequence ", id, " is already in"));
+absl::StatusOr<int64_t> DecodeBatch::State::Check(const std::vector<int64_t>& prompt,
+                                                 const GenerationOptions& options) const {
   if (prompt.empty()) return absl::InvalidArgumentError("the prompt is empty");
   if (options.max_new_tokens < 1) return absl::InvalidArgumentError("max_new_tokens must be at least 1");
   if (!options.greedy && !(options.temperature > 0))
     return absl::InvalidArgumentError("temperature must be positive when sampling");
   if (!(options.top_p > 0) || options.top_p > 1) return absl::InvalidArgumentError("top_p must be in (0, 1]");
-  const int64_t vocab = s.sig.vocab_size;
+  const int64_t vocab = sig.vocab_size;
   for (int64_t t : prompt)
     if (t < 0 || (vocab > 0 && t >= vocab))
       return absl::InvalidArgumentError(absl::StrCat("token id ", t, " is outside the vocabulary [0, ",
                                                      vocab > 0 ? absl::StrCat(vocab) : "?", ")"));
   const int64_t p = static_cast<int64_t>(prompt.size());
-  int64_t context = s.sig.context;
+  int64_t context = sig.context;
   if (options.max_context > 0) context = context > 0 ? std::min(context, options.max_context) : options.max_context;
   const int64_t limit = std::max(p, p + options.max_new_tokens - 1);
   if (context > 0 && limit > context)
     return absl::InvalidArgumentError(absl::StrCat("prompt (", p, ") + max new tokens (", options.max_new_tokens,
                                                    ") - 1 = ", limit, " exceeds the context of ", context));
+  for (size_t i = 0; i < sig.cache.size(); ++i) {
+    ASSIGN_OR_RETURN(std::vector<int64_t> shape, EmptyPastShape(i));
+    RETURN_IF_ERROR(KvCache::CheckSize(
+        {sig.cache[i].past, past_info[i]->type, shape, sig.cache[i].seq_axis, sig.cache[i].present, false}, limit,
+        options.max_cache_bytes));
+  }
+  return limit;
+}
+
+absl::Status DecodeBatch::State::Prefill(const std::vector<Joining>& joining, const std::vector<size_t>& run,
+                                         const std::vector<int64_t>& limits,
+                                         std::vector<absl::StatusOr<int64_t>>& firsts) {
+  // Left-padded to the longest prompt and masked, as the decode steps are.
+  const int64_t rows = static_cast<int64_t>(run.size());
+  BatchLayout layout;
+  layout.batch = rows;
+  std::vector<std::vector<int64_t>> prompts;
+  for (size_t j : run) {
+    prompts.push_back(*joining[j].prompt);
+    layout.prompt_len = std::max<int64_t>(layout.prompt_len, static_cast<int64_t>(prompts.back().size()));
+  }
+  for (const auto& prompt : prompts) layout.pad.push_back(layout.prompt_len - static_cast<int64_t>(prompt.size()));
+  const int64_t width = layout.prompt_len;
   NamedTensors feeds;
-  std::vector<int64_t> positions(p);
-  for (int64_t i = 0; i < p; ++i) positions[i] = i;
-  ASSIGN_OR_RETURN(Tensor ids, MakeMatrix(s.ids_type, 1, p, prompt));
-  feeds.emplace_back(s.sig.input_ids, std::move(ids));
-  ASSIGN_OR_RETURN(Tensor mask, MakeMatrix(s.mask_type, 1, p, std::vector<int64_t>(p, 1)));
-  feeds.emplace_back(s.sig.attention_mask, std::move(mask));
-  if (!s.sig.position_ids.empty()) {
-    ASSIGN_OR_RETURN(Tensor pos, MakeMatrix(s.pos_type, 1, p, positions));
-    feeds.emplace_back(s.sig.position_ids, std::move(pos));
+  ASSIGN_OR_RETURN(Tensor ids, MakeMatrix(ids_type, rows, width, layout.PromptIds(prompts, prompts[0][0])));
+  feeds.emplace_back(sig.input_ids, std::move(ids));
+  ASSIGN_OR_RETURN(Tensor mask, MakeMatrix(mask_type, rows, width, layout.Mask(width)));
+  feeds.emplace_back(sig.attention_mask, std::move(mask));
+  if (!sig.position_ids.empty()) {
+    ASSIGN_OR_RETURN(Tensor pos, MakeMatrix(pos_type, rows, width, layout.Positions(0, width)));
+    feeds.emplace_back(sig.position_ids, std::move(pos));
   }
-  for (size_t i = 0; i < s.sig.cache.size(); ++i) {
-    ASSIGN_OR_RETURN(std::vector<int64_t> shape, s.EmptyPastShape(i));
-    RETURN_IF_ERROR(KvCache::CheckSize({s.sig.cache[i].past, s.past_info[i]->type, shape, s.sig.cache[i].seq_axis,
-                                        s.sig.cache[i].present, false},
-                                       limit, options.max_cache_bytes));
-    ASSIGN_OR_RETURN(Tensor empty, Tensor::Create(s.past_info[i]->type, shape));
-    feeds.emplace_back(s.sig.cache[i].past, std::move(empty));
+  for (size_t i = 0; i < sig.cache.size(); ++i) {
+    ASSIGN_OR_RETURN(std::vector<int64_t> shape, EmptyPastShape(i));
+    shape[0] = rows;
+    ASSIGN_OR_RETURN(Tensor empty, Tensor::Create(past_info[i]->type, shape));
+    feeds.emplace_back(sig.cache[i].past, std::move(empty));
   }
-  ASSIGN_OR_RETURN(NamedTensors outputs, s.decode->Run(feeds));
-  const Tensor* logits = FindTensor(outputs, s.sig.logits);
-  if (logits == nullptr || logits->type() != ElementType::kFloat32 || logits->rank() < 2 || logits->shape()[0] != 1)
-    return absl::InternalError("the prompt's logits are missing or not float32 (1, [seq,] vocab)");
-  const int64_t v = logits->shape().back();
-  State::Sequence seq{p, 0, limit,
-                      Sampler({options.greedy, options.temperature, options.top_k, options.top_p},
-                              options.seed ^ 0xa0761d6478bd642full),
-                      {}};
-  seq.last = seq.sampler.Next({logits->data<float>() + logits->num_elements() - v, static_cast<size_t>(v)});
-  for (const CacheBinding& b : s.sig.cache) {
+  ASSIGN_OR_RETURN(NamedTensors outputs, decode->Run(feeds));
+  const Tensor* logits = FindTensor(outputs, sig.logits);
+  if (logits == nullptr || logits->type() != ElementType::kFloat32 || logits->rank() < 2 ||
+      logits->shape()[0] != rows)
+    return absl::InternalError("the prompts' logits are missing or not float32 (batch, [seq,] vocab)");
+  std::vector<const Tensor*> presents;
+  for (const CacheBinding& b : sig.cache) {
     const Tensor* present = FindTensor(outputs, b.present);
-    if (present == nullptr || present->rank() <= b.seq_axis || present->shape()[0] != 1 ||
-        present->shape()[b.seq_axis] != p)
-      return absl::InternalError(absl::StrCat("present ", QuoteName(b.present), " is missing or not of ", p,
+    if (present == nullptr || present->rank() <= b.seq_axis || present->shape()[0] != rows ||
+        present->shape()[b.seq_axis] != width)
+      return absl::InternalError(absl::StrCat("present ", QuoteName(b.present), " is missing or not of ", width,
                                               " positions"));
-    seq.own.push_back(*present);
+    presents.push_back(present);
   }
-  const int64_t first = seq.last;
-  s.sequences.emplace(id, std::move(seq));
-  s.dirty = true;
-  return first;
+  const int64_t v = logits->shape().back();
+  const int64_t per_row = logits->num_elements() / rows;
+  for (int64_t r = 0; r < rows; ++r) {
+    const Joining& join = joining[run[r]];
+    const GenerationOptions& options = *join.options;
+    const int64_t p = static_cast<int64_t>(join.prompt->size());
+    Sequence seq{p, 0, limits[run[r]],
+                 Sampler({options.greedy, options.temperature, options.top_k, options.top_p},
+                         options.seed ^ 0xa0761d6478bd642full),
+                 {}};
+    seq.last = seq.sampler.Next({logits->data<float>() + r * per_row + per_row - v, static_cast<size_t>(v)});
+    for (size_t i = 0; i < sig.cache.size(); ++i) {
+      if (rows == 1) {
+        seq.own.push_back(*presents[i]);
+        continue;
+      }
+      std::vector<int64_t> shape = presents[i]->shape();
+      shape[0] = 1;
+      shape[sig.cache[i].seq_axis] = p;
+      ASSIGN_OR_RETURN(Tensor own, Tensor::Create(presents[i]->type(), shape));
+      CopyRow(*presents[i], r, width, own, 0, p, p, sig.cache[i].seq_axis);
+      seq.own.push_back(std::move(own));
+    }
+    firsts[run[r]] = seq.last;
+    sequences.emplace(join.id, std::move(seq));
+  }
+  dirty = true;
+  return absl::OkStatus();
+}
+
+std::vector<absl::StatusOr<int64_t>> DecodeBatch::AddAll(const std::vector<Joining>& joining) {
+  State& s = *state_;
+  std::vector<absl::StatusOr<int64_t>> firsts(joining.size(), absl::InternalError("not prefilled"));
+  std::vector<int64_t> limits(joining.size(), 0);
+  // Runs: prompts ordered by length (least padding), packed while the padded
+  // run stays within kPrefillTokens; on a graph whose positions padding would
+  // shift, only prompts of one length share a run.
+  std::vector<size_t> order;
+  for (size_t j = 0; j < joining.size(); ++j) {
+    bool taken = s.sequences.count(joining[j].id) != 0;
+    for (size_t i = 0; i < j && !taken; ++i) taken = joining[i].id == joining[j].id && limits[i] > 0;
+    absl::StatusOr<int64_t> limit =
+        taken ? absl::InvalidArgumentError(absl::StrCat("sequence ", joining[j].id, " is already in"))
+              : s.Check(*joining[j].prompt, *joining[j].options);
+    if (!limit.ok()) {
+      firsts[j] = limit.status();
+      continue;
+    }
+    limits[j] = *limit;
+    order.push_back(j);
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t x, size_t y) { return joining[x].prompt->size() < joining[y].prompt->size(); });
+  for (size_t begin = 0; begin < order.size();) {
+    const int64_t first_len = static_cast<int64_t>(joining[order[begin]].prompt->size());
+    size_t end = begin + 1;
+    while (end < order.size()) {
+      const int64_t len = static_cast<int64_t>(joining[order[end]].prompt->size());
+      if ((!s.unequal_lengths && len != first_len) ||
+          static_cast<int64_t>(end - begin + 1) * len > kPrefillTokens)
+        break;
+      ++end;
+    }
+    const std::vector<size_t> run(order.begin() + static_cast<std::ptrdiff_t>(begin),
+                                  order.begin() + static_cast<std::ptrdiff_t>(end));
+    absl::Status status = s.Prefill(joining, run, limits, firsts);
+    if (!status.ok())
+      for (size_t j : run) firsts[j] = status;
+    begin = end;
+  }
+  return firsts;
+}
+
+absl::StatusOr<int64_t> DecodeBatch::Add(int64_t id, const std::vector<int64_t>& prompt,
+                                         const GenerationOptions& options) {
+  return AddAll({Joining{id, &prompt, &options}})[0];
 }
 
 void DecodeBatch::Remove(int64_t id) {

@@ -1,6 +1,6 @@
 // attune::DecodeBatch: continuous batching of token generation, one decode
-// step at a time. Sequences join (their prompt runs alone, a prefill) and
-// leave between steps; every step runs all of them as one batch through the
+// step at a time. Sequences join (their prompts run, together when several
+// join at once: a prefill) and leave between steps; every step runs all of them as one batch through the
 // decode graph, each keeping its own rows of the KV cache (left-padded and
 // masked, as Generator batches prompts). A server runs one DecodeBatch per
 // model from one thread, adding requests as they arrive and removing them
@@ -43,6 +43,21 @@ class ATTUNE_API DecodeBatch {
   /// sequence's length as Generator::Generate does). Only the sampling,
   /// length and cache fields of `options` are read.
   absl::StatusOr<int64_t> Add(int64_t id, const std::vector<int64_t>& prompt, const GenerationOptions& options);
+  /// A sequence that joins: its id (unique among those in the batch and those
+  /// joining with it), prompt and options, as for Add.
+  struct Joining {
+    int64_t id = 0;
+    const std::vector<int64_t>* prompt = nullptr;
+    const GenerationOptions* options = nullptr;
+  };
+  /// Adds several sequences at once: their prompts run together (left-padded
+  /// and masked, in as few runs as their lengths allow; on a graph where
+  /// padding would shift positions, prompts of one length per run). Per
+  /// sequence, its first token or why it did not join; the others join all the
+  /// same. Prompts run together give each sequence the logits it gets alone up
+  /// to float rounding (the products of many rows take a GEMM; a decode step's
+  /// rows, up to 16, keep the bits of one row alone).
+  std::vector<absl::StatusOr<int64_t>> AddAll(const std::vector<Joining>& joining);
   /// Removes a sequence (finished or cancelled); unknown ids are ignored.
   void Remove(int64_t id);
   /// One decode step of every sequence: (id, next token) pairs. A sequence

@@ -46,8 +46,10 @@ void GemvTransposed(const float* a, const float* b, float* c, int64_t m, int64_t
   // were slower on Zen 4 (gemv_weights.cc). Their prefetchers read adjacent
   // rows faster than several streams (gemv_transposed_avx2.cc).
   const Isa isa = ActiveIsa();
-  const RowRangeFn run =
-      isa == Isa::kAvx512 ? RowRangeAvx2Adjacent : isa == Isa::kAvx2 ? RowRangeAvx2 : RowRangeGeneric;
+  // More rows than four are bound by the FMAs, not by B's stream: zmm tiles.
+  const RowRangeFn run = isa == Isa::kAvx512 ? (m > kGemvStreamBoundRows ? RowRangeAvx512ManyRows : RowRangeAvx2Adjacent)
+                         : isa == Isa::kAvx2 ? RowRangeAvx2
+                                             : RowRangeGeneric;
   ParallelForRange(n, kRowsGrain, threads, [&](int64_t begin, int64_t end) { run(a, b, c, m, k, n, begin, end); });
 }
 

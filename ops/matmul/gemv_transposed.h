@@ -27,6 +27,10 @@ void RowRangeGeneric(const float* a, const float* b, float* c, int64_t m, int64_
 /// Four streams in distant parts of the range (AVX2 machines).
 void RowRangeAvx2(const float* a, const float* b, float* c, int64_t m, int64_t k, int64_t n, int64_t begin,
                   int64_t end);
+/// More rows of A than four (m > kGemvStreamBoundRows only) on AVX-512 machines: zmm tiles of 4 rows of A by
+/// 4 rows of B, each output with the bits the ymm variants give it.
+void RowRangeAvx512ManyRows(const float* a, const float* b, float* c, int64_t m, int64_t k, int64_t n,
+                            int64_t begin, int64_t end);
 /// Adjacent rows, one stream (AVX-512 machines).
 void RowRangeAvx2Adjacent(const float* a, const float* b, float* c, int64_t m, int64_t k, int64_t n, int64_t begin,
                           int64_t end);

@@ -14,15 +14,10 @@
 #include <immintrin.h>
 
 #include "ops/matmul/gemv_transposed.h"
+#include "ops/matmul/gemv_transposed_dot.h"
 
 namespace attune::gemv_transposed_detail {
 namespace {
-
-float HorizontalSum(__m256 v) {
-  const __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  const __m128 t = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  return _mm_cvtss_f32(_mm_add_ss(t, _mm_shuffle_ps(t, t, 1)));
-}
 
 // Dot products of one row of A with the rows rows[0..R) of B.
 template <int R>
@@ -37,10 +32,52 @@ void Dots(const float* a, const float* const* rows, int64_t k, float* out) {
       odd[r] = _mm256_fmadd_ps(x1, _mm256_loadu_ps(rows[r] + i + 8), odd[r]);
     }
   }
-  for (int r = 0; r < R; ++r) {
-    float sum = HorizontalSum(_mm256_add_ps(even[r], odd[r]));
-    for (int64_t j = i; j < k; ++j) sum += a[j] * rows[r][j];
-    out[r] = sum;
+  for (int r = 0; r < R; ++r) out[r] = FinishDot(even[r], odd[r], a, rows[r], i, k);
+}
+
+// Dot products of MA rows of A with NB adjacent rows of B (from b), into
+// c[r * n + j]: 2 · MA · NB independent FMA chains, so that more rows of A
+// run at the FMA rate rather than at its latency. Each output takes the
+// FMAs Dots gives it, in the same order.
+template <int MA, int NB>
+void DotTile(const float* a, const float* b, float* c, int64_t k, int64_t n) {
+  __m256 even[MA][NB], odd[MA][NB];
+  for (int r = 0; r < MA; ++r)
+    for (int j = 0; j < NB; ++j) even[r][j] = odd[r][j] = _mm256_setzero_ps();
+  int64_t i = 0;
+  for (; i + 16 <= k; i += 16) {
+    __m256 b0[NB], b1[NB];
+    for (int j = 0; j < NB; ++j) {
+      b0[j] = _mm256_loadu_ps(b + j * k + i);
+      b1[j] = _mm256_loadu_ps(b + j * k + i + 8);
+    }
+    for (int r = 0; r < MA; ++r) {
+      const __m256 x0 = _mm256_loadu_ps(a + r * k + i), x1 = _mm256_loadu_ps(a + r * k + i + 8);
+      for (int j = 0; j < NB; ++j) {
+        even[r][j] = _mm256_fmadd_ps(x0, b0[j], even[r][j]);
+        odd[r][j] = _mm256_fmadd_ps(x1, b1[j], odd[r][j]);
+      }
+    }
+  }
+  for (int r = 0; r < MA; ++r)
+    for (int j = 0; j < NB; ++j) c[r * n + j] = FinishDot(even[r][j], odd[r][j], a + r * k, b + j * k, i, k);
+}
+
+// More rows of A than four: B's rows two at a time (6 KB at K = 768, in L1
+// while every row of A passes over them), rows of A two at a time, so B
+// streams from memory once.
+void RowRangeManyRows(const float* a, const float* b, float* c, int64_t m, int64_t k, int64_t n, int64_t begin,
+                      int64_t end) {
+  int64_t col = begin;
+  for (; col + 2 <= end; col += 2) {
+    int64_t r = 0;
+    for (; r + 2 <= m; r += 2) DotTile<2, 2>(a + r * k, b + col * k, c + r * n + col, k, n);
+    if (r < m) DotTile<1, 2>(a + r * k, b + col * k, c + r * n + col, k, n);
+  }
+  if (col < end) {
+    int64_t r = 0;
+    for (; r + 2 <= m; r += 2) DotTile<2, 1>(a + r * k, b + col * k, c + r * n + col, k, n);
+    if (r < m) DotTile<1, 1>(a + r * k, b + col * k, c + r * n + col, k, n);
   }
 }
 
@@ -73,11 +110,13 @@ void RowRange(const float* a, const float* b, float* c, int64_t m, int64_t k, in
 
 void RowRangeAvx2(const float* a, const float* b, float* c, int64_t m, int64_t k, int64_t n, int64_t begin,
                   int64_t end) {
+  if (m > kGemvStreamBoundRows) return RowRangeManyRows(a, b, c, m, k, n, begin, end);
   RowRange<4>(a, b, c, m, k, n, begin, end);
 }
 
 void RowRangeAvx2Adjacent(const float* a, const float* b, float* c, int64_t m, int64_t k, int64_t n, int64_t begin,
                           int64_t end) {
+  if (m > kGemvStreamBoundRows) return RowRangeManyRows(a, b, c, m, k, n, begin, end);
   RowRange<1>(a, b, c, m, k, n, begin, end);
 }
 

@@ -55,8 +55,11 @@ namespace {
 // against 14-19 over the packed panels).
 bool UseYmm() { return ActiveIsa() != Isa::kGeneric; }
 
-PanelRangeFn ChoosePanelVariant(const PanelLayout& layout) {
-  return layout.panel_cols == kSimdPanelCols && UseYmm() ? PanelRangeAvx2 : PanelRangeGeneric;
+// More rows than four are bound by the FMAs, not by the weights' stream:
+// AVX-512 machines take zmm tiles there.
+PanelRangeFn ChoosePanelVariant(const PanelLayout& layout, int64_t m) {
+  if (layout.panel_cols != kSimdPanelCols || !UseYmm()) return PanelRangeGeneric;
+  return m > kGemvStreamBoundRows && ActiveIsa() == Isa::kAvx512 ? PanelRangeAvx512ManyRows : PanelRangeAvx2;
 }
 
 ColumnRangeFn ChooseColumnVariant() { return UseYmm() ? ColumnRangeAvx2 : ColumnRangeGeneric; }
@@ -76,11 +79,17 @@ constexpr int64_t kMaxSlices = 8;
 constexpr int64_t kMinSliceRows = 64;
 }  // namespace
 
+int64_t GemvPanelsFastRows(const PanelLayout& layout) {
+  return layout.panel_cols == gemv_weights_detail::kSimdPanelCols && ActiveIsa() == Isa::kAvx512
+             ? kGemvMaxRowsOfA
+             : kGemvStreamBoundRows;
+}
+
 void GemvPanels(const PanelLayout& layout, const float* weights, const float* a, int64_t m, const float* bias,
                 float* c, int threads) {
   using namespace gemv_weights_detail;
   const Problem problem{&layout, weights, a, m, bias, c};
-  const PanelRangeFn run = ChoosePanelVariant(layout);
+  const PanelRangeFn run = ChoosePanelVariant(layout, m);
   ParallelForRange(layout.panels(), kPanelsGrain, threads,
                    [&](int64_t first, int64_t last) { run(problem, first, last); });
 }

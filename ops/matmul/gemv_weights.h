@@ -35,10 +35,23 @@ struct PanelLayout {
   int64_t panels() const { return panel_cols > 0 ? (n + panel_cols - 1) / panel_cols : 0; }
 };
 
-/// Rows of A up to which these GEMVs beat oneDNN's GEMM: every extra row
-/// reuses the weights while they are in registers or L1.
-inline constexpr int64_t kGemvMaxRowsOfA = 4;
+/// Rows of A up to which these GEMVs run instead of oneDNN's GEMM: every
+/// extra row reuses the weights while they are in registers, L1 or L2, so a
+/// continuous-batching decode step of up to 16 sequences (and a prompt of up
+/// to 16 tokens) reads the weights once, as one row does. Each row's result
+/// is the same bits whatever the number of rows: a sequence decodes to the
+/// same tokens alone or in a batch.
+inline constexpr int64_t kGemvMaxRowsOfA = 16;
+/// Rows of A up to which the weights' stream bounds these GEMVs and the
+/// variants hold every row's outputs at once; more rows are bound by the FMAs
+/// and take tiles of rows (zmm on AVX-512 machines).
+inline constexpr int64_t kGemvStreamBoundRows = 4;
 
+
+/// Rows up to which GemvPanels beats oneDNN's GEMM on `layout`: kGemvMaxRowsOfA
+/// where its zmm tiles run (AVX-512 machines, panels of 64 columns), else
+/// kGemvStreamBoundRows (it takes more, more slowly).
+int64_t GemvPanelsFastRows(const PanelLayout& layout);
 
 /// c[M, N] = a[M, K] · W (+ bias[N]) for W laid out as `layout`, M ≤
 /// kGemvMaxRowsOfA; c and a dense row-major.
@@ -67,6 +80,9 @@ using PanelRangeFn = void (*)(const Problem& p, int64_t first, int64_t last);
 
 void PanelRangeGeneric(const Problem& p, int64_t first, int64_t last);
 void PanelRangeAvx2(const Problem& p, int64_t first, int64_t last);
+/// More rows than four on AVX-512 machines (zmm tiles; the same bits as the
+/// ymm variant gives each row).
+void PanelRangeAvx512ManyRows(const Problem& p, int64_t first, int64_t last);
 
 /// Computes output columns [first, last) of a row-major product (`layout`
 /// holds only k and n).

@@ -14,6 +14,18 @@ namespace {
 
 constexpr int kVectors = kSimdPanelCols / 8;
 
+// Calls simd.template operator()<M>() for the row count m when 1 ≤ m ≤ Max
+// (accumulators sized at compile time), else other().
+template <int Max, typename Simd, typename Other>
+void ForRowsOfA(int64_t m, const Simd& simd, const Other& other) {
+  if constexpr (Max > 0) {
+    if (m == Max) return simd.template operator()<Max>();
+    return ForRowsOfA<Max - 1>(m, simd, other);
+  } else {
+    other();
+  }
+}
+
 template <int M>
 void Panel(const Problem& p, int64_t panel) {
   const PanelLayout& w = *p.layout;
@@ -50,6 +62,19 @@ void Panels(const Problem& p, int64_t first, int64_t last) {
       Panel<M>(p, panel);
     else
       PanelRangeGeneric(p, panel, panel + 1);
+  }
+}
+
+// More rows than Panel holds (reached where no zmm tiles run, e.g. with the
+// ISA forced): groups of up to four rows, each reading the panel again (from
+// L2 after the first), every output the same chain of FMAs as one row alone.
+void PanelsManyRows(const Problem& p, int64_t first, int64_t last) {
+  for (int64_t row0 = 0; row0 < p.m; row0 += kGemvStreamBoundRows) {
+    Problem part = p;
+    part.a = p.a + row0 * p.layout->k;
+    part.c = p.c + row0 * p.layout->n;
+    part.m = std::min<int64_t>(kGemvStreamBoundRows, p.m - row0);
+    ForRowsOfA<kGemvStreamBoundRows>(part.m, [&]<int M>() { Panels<M>(part, first, last); }, [] {});
   }
 }
 
@@ -103,18 +128,6 @@ void Columns(const Problem& p, int64_t first, int64_t last) {
   for (int64_t kk = stride * kRowGroup; kk < k; ++kk) RowGroup<M, 1>(p, kk, 1, first, end, last);
 }
 
-// Calls simd.template operator()<M>() for the row count m when 1 ≤ m ≤ Max
-// (accumulators sized at compile time), else other().
-template <int Max, typename Simd, typename Other>
-void ForRowsOfA(int64_t m, const Simd& simd, const Other& other) {
-  if constexpr (Max > 0) {
-    if (m == Max) return simd.template operator()<Max>();
-    return ForRowsOfA<Max - 1>(m, simd, other);
-  } else {
-    other();
-  }
-}
-
 }  // namespace
 
 void ColumnRangeAvx2(const Problem& p, int64_t first, int64_t last) {
@@ -123,8 +136,9 @@ void ColumnRangeAvx2(const Problem& p, int64_t first, int64_t last) {
 }
 
 void PanelRangeAvx2(const Problem& p, int64_t first, int64_t last) {
-  ForRowsOfA<kGemvMaxRowsOfA>(p.m, [&]<int M>() { Panels<M>(p, first, last); },
-                              [&] { PanelRangeGeneric(p, first, last); });
+  if (p.m > kGemvStreamBoundRows) return PanelsManyRows(p, first, last);
+  ForRowsOfA<kGemvStreamBoundRows>(p.m, [&]<int M>() { Panels<M>(p, first, last); },
+                                       [&] { PanelRangeGeneric(p, first, last); });
 }
 
 }  // namespace attune::gemv_weights_detail

@@ -384,7 +384,18 @@ std::shared_ptr<const ConstantHolder> OneDnnConstantMatMul::holder() const {
 
 absl::Status OneDnnConstantMatMul::Run(const float* a, int64_t m, float* c, int threads) const {
   if (m == 0) return absl::OkStatus();
-  if (m <= kGemvMaxRowsOfA && (impl_->panels.has_value() || impl_->in_place)) {
+  // Up to kGemvMaxRowsOfA rows read the weights once through the GEMVs, each
+  // row with its bits alone, where the GEMVs are fast at that many rows. On
+  // AVX2 machines in-place weights take the row GEMM from 5 rows: its register
+  // tile beats the row-major GEMV's sums in L1 there (bench/gemv_bench,
+  // ATTUNE_ISA=avx2: GPT-2's weights at 16 rows 92 ms against 67 at 17 through
+  // the row GEMM), so rows 5-16 equal the row alone only up to rounding there.
+  int64_t gemv_rows = 0;
+  if (impl_->panels.has_value())
+    gemv_rows = GemvPanelsFastRows(*impl_->panels);
+  else if (impl_->in_place)
+    gemv_rows = GemmRowsInPlaceAvailable() ? kGemvStreamBoundRows : kGemvMaxRowsOfA;
+  if (m <= gemv_rows) {
     const float* weights = static_cast<const float*>(impl_->weights.get_data_handle());
     const float* bias = impl_->bias.empty() ? nullptr : impl_->bias.data();
     const int team = threads > 0 && !omp_in_parallel() ? threads : OneDnnTeamSize();

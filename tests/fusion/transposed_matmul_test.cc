@@ -118,17 +118,18 @@ TEST(TransposedMatMul, BatchedAndBroadcastOperands) {
 // Up to kGemvMaxRowsOfA rows run as dot products over B's rows: K with a tail
 // (70 is not a multiple of the 16 lanes), at one and two threads.
 TEST(TransposedMatMul, FewRowsAsDotProducts) {
-  for (int64_t rows : {1, 3, 4, 5}) {
+  for (int64_t rows : {1, 3, 4, 5, 9, 16}) {
     auto [graph, optimised] = InputProduct(Dims({1, "rows", 70}), Dims({4099, 70}));
     ASSERT_EQ(CountOps(*optimised, "FusedMatMul"), 1);
     ExpectSameResults(*graph, *optimised, {PseudoRandom({1, rows, 70}, 10), PseudoRandom({4099, 70}, 9)});
   }
 }
 
-// From kGemmTransposedMinRows rows B is transposed panel by panel
-// (gemm_transposed.h) on AVX-512 machines, else read through oneDNN's strides.
+// Past kGemvMaxRowsOfA (and from kGemmTransposedMinRows) rows B is transposed
+// panel by panel (gemm_transposed.h) on AVX-512 machines, else read through
+// oneDNN's strides.
 TEST(TransposedMatMul, ManyRowsThroughTransposedPanels) {
-  for (int64_t rows : {16, 23, 130}) {
+  for (int64_t rows : {17, 23, 130}) {
     auto [graph, optimised] = InputProduct(Dims({1, "rows", 70}), Dims({4099, 70}));
     ASSERT_EQ(CountOps(*optimised, "FusedMatMul"), 1);
     ExpectSameResults(*graph, *optimised, {PseudoRandom({1, rows, 70}, 11), PseudoRandom({4099, 70}, 12)});

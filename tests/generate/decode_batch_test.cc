@@ -1,9 +1,12 @@
 // attune::DecodeBatch (continuous batching): sequences that join and leave a
 // decode batch between steps get the tokens each gets alone from
-// Generator::Generate, greedy; on a model without position_ids only equal
-// lengths share a run, with the same result; the refusals.
+// Generator::Generate, greedy, also when several join at once (one prefill
+// run); on a model without position_ids only equal lengths share a run, with
+// the same result; the refusals; and a decode step of M rows gives each row
+// the bits of that row's step alone.
 #include "attune/decode_batch.h"
 
+#include <cstring>
 #include <map>
 #include <string>
 #include <vector>
@@ -71,6 +74,96 @@ void CheckJoinsAndLeaves(const std::string& model) {
     std::vector<int64_t> ids = got[k];
     ids.pop_back();
     EXPECT_EQ(ids, Alone(*session, prompts[k], max_new[k])) << model << " sequence " << k;
+  }
+}
+
+// Sequences joining in groups (AddAll: prompts of different lengths run
+// together), one of them refused, then all decoding together.
+void CheckJoinTogether(const std::string& model) {
+  auto session = Load(model);
+  ASSERT_NE(session, nullptr);
+  const std::vector<std::vector<int64_t>> prompts = {
+      {47, 68, 25}, {67, 83, 23, 92, 57, 14, 23}, {97}, {72, 89, 42, 90, 8, 39, 68, 48, 7, 44, 0, 75}, {5}, {47, 68, 25}};
+  const std::vector<int64_t> max_new = {12, 4, 3, 9, 15, 6};
+  auto batch = DecodeBatch::Create(*session);
+  ASSERT_TRUE(batch.ok()) << batch.status();
+  std::vector<GenerationOptions> options(prompts.size());
+  for (size_t k = 0; k < prompts.size(); ++k) options[k].max_new_tokens = max_new[k];
+  std::map<int64_t, std::vector<int64_t>> got;
+  auto join = [&](size_t from, size_t to) {
+    std::vector<DecodeBatch::Joining> joining;
+    for (size_t k = from; k < to; ++k) joining.push_back({static_cast<int64_t>(k), &prompts[k], &options[k]});
+    const auto firsts = (*batch)->AddAll(joining);
+    ASSERT_EQ(firsts.size(), to - from);
+    for (size_t k = from; k < to; ++k) {
+      ASSERT_EQ(firsts[k - from].ok(), k != 2) << k << " " << firsts[k - from].status();  // 97: outside the vocabulary
+      if (firsts[k - from].ok()) got[k].push_back(*firsts[k - from]);
+    }
+  };
+  join(0, 3);
+  for (int step = 0; step < 20 && (*batch)->size() > 0; ++step) {
+    if (step == 2) join(3, 6);
+    auto tokens = (*batch)->Step();
+    ASSERT_TRUE(tokens.ok()) << tokens.status();
+    for (const auto& [id, token] : *tokens) {
+      got[id].push_back(token);
+      if (static_cast<int64_t>(got[id].size()) == max_new[id]) (*batch)->Remove(id);
+    }
+  }
+  EXPECT_EQ((*batch)->size(), 0u);
+  for (size_t k = 0; k < prompts.size(); ++k)
+    if (k != 2) EXPECT_EQ(got[k], Alone(*session, prompts[k], max_new[k])) << model << " sequence " << k;
+}
+
+TEST(DecodeBatch, SequencesJoiningTogetherShareOnePrefillAndEqualEachAlone) {
+  CheckJoinTogether("hf_gpt2_pos_decode");
+  CheckJoinTogether("hf_gpt2_decode");  // equal lengths only per run
+}
+
+// One decode step of `rows` sequences (past of `past` positions, all valid)
+// against each row's step alone: logits and presents bitwise equal.
+TEST(DecodeBatch, AStepOfManyRowsGivesEachRowItsBitsAlone) {
+  auto session = Load("hf_gpt2_pos_decode");
+  ASSERT_NE(session, nullptr);
+  const int64_t past = 9;
+  for (int64_t rows : {2, 5, 8, 16}) {
+    auto feeds_of = [&](int64_t first, int64_t count) {
+      NamedTensors feeds;
+      std::vector<int64_t> ids, mask, pos;
+      for (int64_t r = first; r < first + count; ++r) {
+        ids.push_back((r * 37 + 11) % 97);
+        pos.push_back(past);
+        for (int64_t j = 0; j <= past; ++j) mask.push_back(1);
+      }
+      feeds.emplace_back("input_ids", *Tensor::FromVector<int64_t>({count, 1}, ids));
+      feeds.emplace_back("attention_mask", *Tensor::FromVector<int64_t>({count, past + 1}, mask));
+      feeds.emplace_back("position_ids", *Tensor::FromVector<int64_t>({count, 1}, pos));
+      for (const TensorInfo& in : session->inputs()) {
+        if (in.name.rfind("past_key_values.", 0) != 0) continue;
+        const int64_t heads = in.shape[1], dim = in.shape[3];
+        std::vector<float> values;
+        for (int64_t r = first; r < first + count; ++r)
+          for (int64_t i = 0; i < heads * past * dim; ++i)
+            values.push_back(static_cast<float>((r * 7919 + i * 31 + static_cast<int64_t>(in.name.size())) % 201) /
+                                 100.0f - 1.0f);
+        feeds.emplace_back(in.name, *Tensor::FromVector<float>({count, heads, past, dim}, values));
+      }
+      return feeds;
+    };
+    auto all = session->Run(feeds_of(0, rows));
+    ASSERT_TRUE(all.ok()) << all.status();
+    for (int64_t r = 0; r < rows; ++r) {
+      auto one = session->Run(feeds_of(r, 1));
+      ASSERT_TRUE(one.ok()) << one.status();
+      for (size_t o = 0; o < one->size(); ++o) {
+        const Tensor& many = (*all)[o].second;
+        const Tensor& alone = (*one)[o].second;
+        const size_t bytes = alone.byte_size();
+        ASSERT_EQ(many.byte_size(), bytes * rows) << (*one)[o].first;
+        EXPECT_EQ(std::memcmp(static_cast<const char*>(many.raw_data()) + r * bytes, alone.raw_data(), bytes), 0)
+            << (*one)[o].first << " row " << r << " of " << rows;
+      }
+    }
   }
 }
 

@@ -1,16 +1,19 @@
 // The weight GEMVs against a double-precision loop: both variants (generic and
 // ymm, forced through the ISA switch), layouts with whole and partial K blocks and
-// panels, unblocked K, one to four rows, with and without bias; the same
+// panels, unblocked K, one to sixteen rows, with and without bias; the same
 // product on one and two threads is bitwise equal; a plain row-major matrix
-// read in place; and oneDNN's packed or in-place weights at one to four rows
+// read in place; and oneDNN's packed or in-place weights at one to sixteen rows
 // (which take the GEMV) agree with more rows (which do not); the transposed
-// GEMV (B stored [N, K]) in both variants.
+// GEMV (B stored [N, K]) in both variants. Every row of an M-row product is
+// bitwise the row computed alone (the contract continuous batching relies on).
 #include <cmath>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
 #include "ops/common/cpu_features.h"
+#include "ops/matmul/gemm_rows.h"
 #include "ops/matmul/gemv_transposed.h"
 #include "ops/matmul/gemv_weights.h"
 #include "ops/matmul/onednn_matmul.h"
@@ -148,8 +151,8 @@ TEST(GemvTransposed, EveryVariantMatchesReference) {
 }
 
 TEST(GemvPanels, PackedOneDnnWeightsAgreeAcrossRowCounts) {
-  // Rows 1..4 take the GEMV where oneDNN packs into panels; 5 rows and more
-  // take oneDNN. Each row's result must not depend on which path ran.
+  // Rows 1..16 take the GEMV where oneDNN packs into panels; more rows take
+  // oneDNN. Each row's result must not depend on which path ran.
   for (auto [k, n] : {std::pair<int64_t, int64_t>{768, 2304}, {100, 37}, {3072, 130}}) {
     std::vector<float> w(k * n), bias(n);
     for (int64_t i = 0; i < k * n; ++i) w[i] = PatternValue(i, 5);
@@ -163,7 +166,7 @@ TEST(GemvPanels, PackedOneDnnWeightsAgreeAcrossRowCounts) {
     auto packed = OneDnnConstantMatMul::Create(w.data(), k, n, options);
     ASSERT_TRUE(packed.ok()) << packed.status();
     ASSERT_EQ((*packed)->in_place(), in_place);
-    constexpr int64_t kRows = 6;
+    constexpr int64_t kRows = kGemvMaxRowsOfA + 2;
     std::vector<float> a(kRows * k);
     for (int64_t i = 0; i < kRows * k; ++i) a[i] = PatternValue(i, 7);
     std::vector<float> all(kRows * n);
@@ -178,6 +181,88 @@ TEST(GemvPanels, PackedOneDnnWeightsAgreeAcrossRowCounts) {
         ASSERT_NEAR(few[i], all[i], 1e-3) << "k " << k << " n " << n << " m " << m << " at " << i;
       }
     }
+    }
+  }
+}
+
+// Each row of `many` (m rows of n) equals, bit for bit, the row computed
+// alone by `one(row, out)`.
+template <typename One>
+void ExpectRowsAsAlone(const std::vector<float>& many, int64_t m, int64_t n, const One& one, const std::string& what) {
+  std::vector<float> alone(n);
+  for (int64_t r = 0; r < m; ++r) {
+    std::fill(alone.begin(), alone.end(), NAN);
+    one(r, alone.data());
+    for (int64_t j = 0; j < n; ++j)
+      ASSERT_EQ(many[r * n + j], alone[j]) << what << " m " << m << " row " << r << " col " << j;
+  }
+}
+
+TEST(GemvWeights, EveryRowOfManyIsTheRowAlone) {
+  // Panels (whole and partial, padded or not), row-major in place, and
+  // transposed, on every variant, for every row count the GEMVs take: the
+  // tiles that serve many rows compute each output as one row does.
+  for (Isa isa : {Isa::kGeneric, Isa::kAvx2, Isa::kAvx512}) {
+    if (!IsaSupported(isa)) continue;
+    IsaScope scope(isa);
+    for (auto [k, n] : {std::pair<int64_t, int64_t>{768, 300}, {37, 130}, {19, 64}, {5, 17}}) {
+      std::vector<float> w(k * n), bias(n);
+      for (int64_t i = 0; i < k * n; ++i) w[i] = PatternValue(i, 21);
+      for (int64_t j = 0; j < n; ++j) bias[j] = PatternValue(j, 22);
+      PanelLayout layout = Layout(k, n, 64, 16);
+      layout.padded = true;
+      const std::vector<float> packed = Pack(w, layout);
+      PanelLayout unpadded = layout;
+      unpadded.padded = false;
+      for (int64_t m = 2; m <= kGemvMaxRowsOfA; ++m) {
+        std::vector<float> a(m * k), c(m * n, NAN);
+        for (int64_t i = 0; i < m * k; ++i) a[i] = PatternValue(i, 23 + m);
+        for (const PanelLayout* l : {&layout, &unpadded}) {
+          GemvPanels(*l, packed.data(), a.data(), m, bias.data(), c.data(), 2);
+          ExpectRowsAsAlone(c, m, n, [&](int64_t r, float* out) {
+            GemvPanels(*l, packed.data(), a.data() + r * k, 1, bias.data(), out, 1);
+          }, std::string("panels ") + IsaName(isa));
+        }
+        GemvRowMajor(w.data(), k, n, a.data(), m, bias.data(), c.data(), 2);
+        ExpectRowsAsAlone(c, m, n, [&](int64_t r, float* out) {
+          GemvRowMajor(w.data(), k, n, a.data() + r * k, 1, bias.data(), out, 1);
+        }, std::string("row-major ") + IsaName(isa));
+        // B = w read as [n', k'] = [k, n]: n' = k rows of n.
+        std::vector<float> at(m * n), ct(m * k, NAN);
+        for (int64_t i = 0; i < m * n; ++i) at[i] = PatternValue(i, 40 + m);
+        GemvTransposed(at.data(), w.data(), ct.data(), m, n, k, 2);
+        ExpectRowsAsAlone(ct, m, k, [&](int64_t r, float* out) {
+          GemvTransposed(at.data() + r * n, w.data(), out, 1, n, k, 1);
+        }, std::string("transposed ") + IsaName(isa) + " k " + std::to_string(n));
+      }
+    }
+  }
+}
+
+TEST(OneDnnConstantMatMul, RowsUpToTheGemvLimitAreTheRowAlone) {
+  // Through the kernel's entry point: packed (alpha 0.5) on AVX-512 machines
+  // (whose zmm tiles take up to 16 rows; elsewhere oneDNN takes 5 and more)
+  // and in place where no row GEMM of our own takes 5 rows and more (AVX2
+  // machines run it).
+  const int64_t k = 768, n = 2304;
+  std::vector<float> w(k * n), bias(n);
+  for (int64_t i = 0; i < k * n; ++i) w[i] = PatternValue(i, 31);
+  for (int64_t j = 0; j < n; ++j) bias[j] = PatternValue(j, 32);
+  for (bool in_place : {false, true}) {
+    if (in_place ? GemmRowsInPlaceAvailable() : ActiveIsa() != Isa::kAvx512) continue;
+    OneDnnConstantMatMul::Options options;
+    options.bias = bias.data();
+    options.alpha = in_place ? 1.0f : 0.5f;
+    options.in_place = in_place;
+    auto weights = OneDnnConstantMatMul::Create(w.data(), k, n, options);
+    ASSERT_TRUE(weights.ok()) << weights.status();
+    for (int64_t m : {int64_t{5}, int64_t{8}, int64_t{13}, kGemvMaxRowsOfA}) {
+      std::vector<float> a(m * k), c(m * n, NAN);
+      for (int64_t i = 0; i < m * k; ++i) a[i] = PatternValue(i, 33);
+      ASSERT_TRUE((*weights)->Run(a.data(), m, c.data(), 2).ok());
+      ExpectRowsAsAlone(c, m, n, [&](int64_t r, float* out) {
+        ASSERT_TRUE((*weights)->Run(a.data() + r * k, 1, out, 1).ok());
+      }, in_place ? "in place" : "packed");
     }
   }
 }
