@@ -160,6 +160,10 @@ struct AttentionArgs {
   /// scores, which overflow where the float32 the kernels compute in does
   /// not. The non-finite rules recompute the rows that may reach it.
   float score_limit = std::numeric_limits<float>::infinity();
+  /// Optional [q_heads]: a learned logit per query head (an attention sink)
+  /// that joins every row's softmax denominator and weights no value:
+  /// Y = sum_j e^{s_j} v_j / (sum_j e^{s_j} + e^{sink}).
+  const float* sinks = nullptr;
   int threads = 1;
 };
 
