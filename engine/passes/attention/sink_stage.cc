@@ -4,7 +4,10 @@
 // (B, H, T, 1)), may subtract the row max, softmaxes, and slices the column
 // off before P·V. The sink then joins each row's denominator and weights no
 // value: the fused op's sinks input. Each check returns the first reason.
+#include <algorithm>
 #include <cmath>
+#include <optional>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "engine/passes/attention/attention_stages.h"
@@ -73,14 +76,15 @@ std::optional<Reason> CheckSlice(const Node& slice, const Value* logits, int ran
   const bool known = shape && static_cast<int>(shape->size()) == rank && shape->back().is_known();
   if (end >= 0 && known) end -= shape->back().value();
   if ((*starts)[0] != 0 || end != -1)
-    return Reason(absl::StrCat(slice.Describe(), " keeps columns [", (*starts)[0], ", ", (*ends)[0],
+    return Reason(absl::StrCat(slice.Describe(), " keeps columns [", (*starts)[0], ", ",
+                               (*ends)[0] >= (int64_t{1} << 40) ? "end" : absl::StrCat((*ends)[0]),
                                ") of the scores and the sink column: not the keys [0, -1), so P·V would weight the "
                                "sink or lose a key"));
   return std::nullopt;
 }
 
 // The logits per head of a constant of `shape` (aligned right against the
-// scores'), whose every dim but the head axis must be 1.
+// scores'), which must hold one value per head (or one for all).
 std::variant<std::vector<float>, Reason> PerHead(const std::vector<double>& values, const SymbolicShape& shape,
                                                  ElementType constant_type, int rank, int64_t heads,
                                                  ElementType type, const Value* column) {
@@ -89,32 +93,40 @@ std::variant<std::vector<float>, Reason> PerHead(const std::vector<double>& valu
                                ", the scores ", ElementTypeName(type)));
   if (static_cast<int>(shape.size()) > rank)
     return Reason(absl::StrCat("the sink constant behind ", Quote(column), " has more dims than the scores"));
+  if (heads <= 0) return Reason("the number of query heads is unknown");
   const int head_axis = static_cast<int>(shape.size()) - (rank - 1);  // the scores' axis 1, aligned right
-  int64_t per_head = 1;
-  for (int d = 0; d < static_cast<int>(shape.size()); ++d) {
-    if (!shape[d].is_known())
+  std::vector<int64_t> dims;
+  for (const Dim& d : shape) {
+    if (!d.is_known())
       return Reason(absl::StrCat("the sink constant behind ", Quote(column), " has a shape that is not known"));
-    const int64_t n = shape[d].value();
-    if (d == head_axis && rank == 4) {
-      per_head = n;
-      continue;
-    }
-    if (n != 1)
-      return Reason(absl::StrCat("the column ", Quote(column), " varies along axis ", d + rank - shape.size(),
-                                 " of the scores, not only by head: not an attention sink"));
+    dims.push_back(d.value());
   }
+  const int64_t per_head = head_axis >= 0 ? dims[head_axis] : 1;
   if (per_head != 1 && per_head != heads)
     return Reason(absl::StrCat("the sink constant behind ", Quote(column), " has ", per_head, " logits for ", heads,
                                " heads"));
-  if (heads <= 0) return Reason("the number of query heads is unknown");
+  // Every element holds its head's logit: the same value along every other
+  // axis (a constant folded to (B, H, T, 1) repeats it), compared bit for bit.
+  int64_t inner = 1;  // elements per step of the head axis
+  for (size_t d = std::max(head_axis + 1, 0); d < dims.size(); ++d) inner *= dims[d];
+  std::vector<std::optional<double>> logit(static_cast<size_t>(heads));
+  for (size_t i = 0; i < values.size(); ++i) {
+    const int64_t h = per_head == 1 ? 0 : (static_cast<int64_t>(i) / inner) % per_head;
+    const double x = values[i];
+    if (!logit[h]) logit[h] = x;
+    const bool same = (std::isnan(x) && std::isnan(*logit[h])) || x == *logit[h];
+    if (!same)
+      return Reason(absl::StrCat("the column ", Quote(column), " holds different values for one head (",
+                                 *logit[h], " and ", x, "): not a constant per head, not an attention sink"));
+  }
   std::vector<float> logits(static_cast<size_t>(heads));
-  for (int64_t h = 0; h < heads; ++h) logits[h] = static_cast<float>(values[per_head == 1 ? 0 : h]);
+  for (int64_t h = 0; h < heads; ++h) logits[h] = static_cast<float>(*logit[per_head == 1 ? 0 : h]);
   return logits;
 }
 
 // The column's values: a constant (seen through Expand, Identity and views of
-// a constant) whose every dim but the head axis is 1, one logit per head (or
-// one for all), and a column one key wide.
+// a constant) holding one logit per head (or one for all), and a column one
+// key wide.
 std::variant<std::vector<float>, Reason> SinkLogits(const Value* column, int rank, int64_t heads,
                                                     ElementType type, std::string& source) {
   const std::optional<SymbolicShape>& out = column->shape();
