@@ -27,9 +27,12 @@ std::vector<Tensor> LongerInputs(int64_t batch, int64_t t, uint32_t seed) {
   std::vector<float> x(batch * t * 64);
   for (float& v : x) v = normal(gen);
   std::vector<int64_t> mask(batch * t, 1);
-  for (int64_t j = 0; j < 5; ++j) mask[0 * t + j] = 0;               // left
-  for (int64_t j = t - 6; j < t; ++j) mask[1 * t + j] = 0;           // right
-  for (int64_t j : {int64_t{0}, int64_t{1}, t - 3, t - 2, t - 1}) mask[2 * t + j] = 0;  // both
+  auto pad = [&](int64_t row, int64_t j) {
+    if (j >= 0 && j < t) mask[row * t + j] = 0;
+  };
+  for (int64_t j = 0; j < 5; ++j) pad(0, j);                                            // left
+  for (int64_t j = t - 6; j < t; ++j) pad(1, j);                                        // right
+  for (int64_t j : {int64_t{0}, int64_t{1}, t - 3, t - 2, t - 1}) pad(2, j);            // both
   return {*Tensor::FromVector<float>({batch, t, 64}, x), *Tensor::FromVector<int64_t>({batch, t}, mask)};
 }
 
