@@ -44,6 +44,27 @@ def sinks_spec(name, seed, opset, dynamic=True, subtract_max=True, trap=None, ex
                      extra={"sinks": True, **({k: v for k, v in extra.items() if k != "note"} if extra else {})})
 
 
+PAST, NEW = 9, 3
+
+
+def decode_inputs(module, rng):
+    """past_key/past_value are the presents of a real PAST-token prefix with the same padding."""
+    import torch
+    total = PAST + NEW
+    mask = np.ones((2, total), dtype=np.int64)
+    mask[0, :PAD] = 0
+    prefix = torch.from_numpy(rng.standard_normal((2, PAST, D_MODEL)).astype(np.float32))
+    empty = torch.zeros((2, KV_HEADS, 0, HEAD_DIM))
+    with torch.no_grad():
+        _, k, v = module(prefix, torch.from_numpy(mask[:, :PAST].copy()), empty, empty)
+    return {"x": rng.standard_normal((2, NEW, D_MODEL)).astype(np.float32), "attention_mask": mask,
+            "past_key": k.numpy().copy(), "past_value": v.numpy().copy()}
+
+
+CACHE_AXES = {"x": SEQ, "y": SEQ, "attention_mask": {0: "batch", 1: "total_seq"},
+              "past_key": {0: "batch", 2: "past_seq"}, "past_value": {0: "batch", 2: "past_seq"},
+              "present_key": {0: "batch", 2: "total_seq"}, "present_value": {0: "batch", 2: "total_seq"}}
+
 TRAP = {"negative": True, "expected_causal_fusions": 0, "explicit_fusion_allowed": False}
 SPECS = [
     sinks_spec("gpt_oss_sinks", 171, 17),
@@ -58,3 +79,17 @@ SPECS = [
                       "note": "A trap: probs[..., 1:] drops the first key and keeps the sink column for P·V; must "
                               "not fuse."}),
 ]
+
+SPECS.append(
+    ModelSpec(name="gpt_oss_sinks_decode",
+              description=f"One gpt-oss sliding-window layer (window {WINDOW}) with attention sinks and a KV cache: "
+              f"past_key/past_value (B, {KV_HEADS}, past, {HEAD_DIM}) concatenated before the new K/V, the presents "
+              f"returned, rotary positions and the window bottom-right aligned with the past. Sample: past {PAST}, "
+              f"T {NEW}, attention_mask (B, past + T) with row 0 left-padded by {PAD}. The mask is built from the "
+              "attention_mask's length alone, which the window proof's probes (a mask of another length than past "
+              "+ T) do not bind: fused with the mask as an explicit input.",
+              build=lambda: gpt_oss.GptOssDecode(D_MODEL, HEADS, KV_HEADS, WINDOW), make_inputs=decode_inputs,
+              input_names=["x", "attention_mask", "past_key", "past_value"],
+              output_names=["y", "present_key", "present_value"], dynamic_axes=CACHE_AXES,
+              attention_blocks=[block("explicit", HEADS, HEAD_DIM, KV_HEADS, past=True)],
+              expected_fusions=1, seed=176, extra={"sinks": True, "past_length": PAST}))

@@ -63,14 +63,19 @@ class GptOssAttention(nn.Module):
         self.sinks = nn.Parameter(torch.tensor(logits) + layer)
         self.scaling = self.head_dim ** -0.5
 
-    def forward(self, x, attention_mask):
+    def forward(self, x, attention_mask, past_key=None, past_value=None):
         b, t, _ = x.shape
         shape = (b, t, -1, self.head_dim)
         q = self.q_proj(x).view(shape).transpose(1, 2)
         k = self.k_proj(x).view(shape).transpose(1, 2)
         v = self.v_proj(x).view(shape).transpose(1, 2)
-        positions = torch.arange(t)
+        total = attention_mask.shape[-1]
+        positions = torch.arange(total - t, total)
         q, k = rotary(q, positions, self.head_dim), rotary(k, positions, self.head_dim)
+        if past_key is not None:
+            k = torch.cat([past_key, k], dim=2)
+            v = torch.cat([past_value, v], dim=2)
+        present = (k, v)
         k = repeat_kv(k, self.heads // self.kv_heads)
         v = repeat_kv(v, self.heads // self.kv_heads)
         w = torch.matmul(q, k.transpose(2, 3)) * self.scaling
@@ -85,7 +90,8 @@ class GptOssAttention(nn.Module):
         probs = torch.softmax(combined, dim=-1, dtype=combined.dtype)
         p = probs[..., 1:] if self.trap == "keeps_sink" else probs[..., :-1]
         y = torch.matmul(p, v)
-        return self.o_proj(y.transpose(1, 2).reshape(b, t, -1))
+        y = self.o_proj(y.transpose(1, 2).reshape(b, t, -1))
+        return (y, *present) if past_key is not None else y
 
 
 class GptOssLayers(nn.Module):
@@ -101,3 +107,16 @@ class GptOssLayers(nn.Module):
         for layer in self.layers:
             x = x + layer(x, attention_mask)
         return x
+
+
+class GptOssDecode(nn.Module):
+    """One sliding-window layer with a KV cache: past_key/past_value (B, kv_heads, P, D) concatenated before the
+    new K/V, the presents returned; the window and the rotary positions bottom-right aligned with the past."""
+
+    def __init__(self, d_model, heads, kv_heads, window):
+        super().__init__()
+        self.layer = GptOssAttention(d_model, heads, kv_heads, window)
+
+    def forward(self, x, attention_mask, past_key, past_value):
+        y, k, v = self.layer(x, attention_mask, past_key, past_value)
+        return x + y, k, v

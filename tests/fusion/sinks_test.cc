@@ -76,6 +76,23 @@ TEST_P(SinkModelTest, FusesBothLayersWithSinksAndMatchesTheUnfusedGraph) {
 INSTANTIATE_TEST_SUITE_P(Models, SinkModelTest,
                          ::testing::Values("gpt_oss_sinks", "gpt_oss_sinks_static_op14", "gpt_oss_sinks_op13"));
 
+TEST(SinkDecodeTest, AKVCacheLayerFusesWithItsSinks) {
+  const std::string model = "gpt_oss_sinks_decode";
+  ModelPair p = LoadModelPair(model);
+  ASSERT_NE(p.fused, nullptr);
+  ASSERT_EQ(p.report.fusions.size(), 1u);
+  EXPECT_FALSE(p.report.fusions[0].sinks.empty());
+  EXPECT_TRUE(p.report.fusions[0].has_past);
+  std::vector<Tensor> in;
+  for (const char* name : {"x", "attention_mask", "past_key", "past_value"}) {
+    auto t = ReadNpyFile(
+        (std::filesystem::path(SourceDir()) / "models" / model / "inputs" / (std::string(name) + ".npy")).string());
+    ASSERT_TRUE(t.ok()) << t.status();
+    in.push_back(*t);
+  }
+  EXPECT_LE(OutputDifference(*p.unfused, *p.fused, in), 1e-5);
+}
+
 // A trap stays unfused in both layers, each rejection saying why, and the graph computes what it did.
 void ExpectTrapRejected(const std::string& model, const std::string& reason) {
   ModelPair p = LoadModelPair(model);
