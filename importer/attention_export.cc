@@ -11,6 +11,7 @@
 #include "core/common/escape.h"
 #include "core/common/status_macros.h"
 #include "core/schema/multi_head_attention.h"
+#include "importer/attention_sink_export.h"
 #include "importer/dynamic_int8_export.h"
 #include "importer/fused_matmul_export.h"
 #include "importer/op_fusion_export.h"
@@ -238,8 +239,13 @@ absl::StatusOr<std::unique_ptr<Graph>> RewriteAttentionForOnnx(const Graph& grap
   s.default_opset_after = s.default_opset_before;
 
   absl::flat_hash_map<const Node*, Replacement> replace;
+  std::vector<std::string> with_sinks;
   for (const Node* n : order) {
     if (!mha::IsMultiHeadAttention(*n)) continue;
+    if (n->input(mha::kInputSinks) != nullptr) {  // ONNX Attention has no sink: the subgraph, after the copy
+      with_sinks.push_back(n->name());
+      continue;
+    }
     std::string differs;
     auto r = ToOnnxAttention(*n, &differs);
     if (auto* why = std::get_if<std::string>(&r)) {
@@ -272,6 +278,14 @@ absl::StatusOr<std::unique_ptr<Graph>> RewriteAttentionForOnnx(const Graph& grap
     s.default_opset_after = target;
   }
   s.attention_ops = static_cast<int>(replace.size());
+  for (const std::string& name : with_sinks) {
+    std::string why = WriteSinkAttentionAsSubgraph(*copy, copy->FindNode(name), copy->OpsetFor(""));
+    if (why.empty()) ++s.attention_subgraphs;
+    s.notes.push_back({name, false, why, "", why.empty()});
+  }
+  bool any_attune = false;
+  for (const Node* n : copy->nodes()) any_attune |= n->domain() == mha::kDomain;
+  if (!any_attune) copy->RemoveOpset(mha::kDomain);
   return copy;
 }
 

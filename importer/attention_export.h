@@ -20,12 +20,15 @@ struct AttentionExportNote {
   /// Written as ONNX Attention: what that op does differently where the
   /// scores are not finite ("" when nothing); finite scores agree.
   std::string nonfinite_difference;
+  /// Written back as the standard subgraph it replaced (attention sinks, which ONNX Attention lacks).
+  bool as_subgraph = false;
 };
 
 struct AttentionExportSummary {
   int default_opset_before = 0;
   int default_opset_after = 0;
   int attention_ops = 0;  // nodes written as ONNX Attention
+  int attention_subgraphs = 0;  // nodes written as their standard subgraph (attention sinks)
   std::vector<AttentionExportNote> notes;
   /// Set when an op of the graph changed meaning between the model's opset and
   /// 23, so the opset could not be raised and every node stayed attune.

@@ -34,6 +34,8 @@ nlohmann::json FusionToJson(const FusionRecord& f) {
                       {"masked_rows", f.masked_rows.empty() ? nlohmann::json(nullptr) : nlohmann::json(f.masked_rows)},
                       {"key_padding", f.key_padding.empty() ? nlohmann::json(nullptr) : nlohmann::json(f.key_padding)},
                       {"bias", f.bias.empty() ? nlohmann::json(nullptr) : nlohmann::json(f.bias)},
+                      {"sinks", f.sinks.empty() ? nlohmann::json(nullptr) : nlohmann::json(f.sinks)},
+                      {"max_kv_len", f.max_kv_len > 0 ? nlohmann::json(f.max_kv_len) : nlohmann::json(nullptr)},
                       {"q_layout", f.q_layout},
                       {"has_past", f.has_past},
                       {"undone", f.undone}};

@@ -132,6 +132,12 @@ std::string RenderTextReport(const nlohmann::json& r, bool colour) {
                           f["has_past"].get<bool>() ? ", with past key/value" : "", f["q_layout"].get<std::string>());
     if (f.contains("key_padding") && f["key_padding"].is_string())
       absl::StrAppendFormat(&out, "     %-10s %s (0 pads a key)\n", "padding", f["key_padding"].get<std::string>());
+    if (f.contains("sinks") && f["sinks"].is_string())
+      absl::StrAppendFormat(&out, "     %-10s %s (a logit per head in the softmax's denominator)\n", "sinks",
+                            f["sinks"].get<std::string>());
+    if (f.contains("max_kv_len") && f["max_kv_len"].is_number_integer())
+      absl::StrAppendFormat(&out, "     %-10s %d keys (the model's mask buffer; longer inputs are refused)\n",
+                            "max_kv_len", f["max_kv_len"].get<int64_t>());
     if (f.contains("bias") && f["bias"].is_string())
       absl::StrAppendFormat(&out, "     %-10s %s (a position bias added to the scores)\n", "bias",
                             f["bias"].get<std::string>());
@@ -181,6 +187,9 @@ std::string RenderTextReport(const nlohmann::json& r, bool colour) {
     absl::StrAppendFormat(&out, "  %-12s %d written as ONNX Attention, %d kept as attune.MultiHeadAttention\n",
                           "attention", saved["attention_ops"].get<int>(),
                           static_cast<int>(saved["kept_as_multi_head_attention"].size()));
+    if (saved.value("attention_subgraphs", 0) > 0)
+      absl::StrAppendFormat(&out, "  %-12s %d written as the standard subgraph (attention sinks: ONNX Attention has "
+                            "none)\n", "attention", saved["attention_subgraphs"].get<int>());
     absl::StrAppendFormat(&out, "  %-12s ai.onnx %d -> %d\n", "opset", saved["default_opset_before"].get<int>(),
                           saved["default_opset"].get<int>());
     for (const auto& kept : saved["kept_as_multi_head_attention"])

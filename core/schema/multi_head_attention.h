@@ -91,7 +91,11 @@ enum Input : int {
   kInputPastKey = 4,      // optional [B, kv_heads, P, D]
   kInputPastValue = 5,
   kInputKeyPadding = 6,   // optional [B, P + T]: 0 pads a key (which other values show: key_padding)
-  kNumInputs = 7,
+  // optional [num_heads] float: an attention sink per query head, a logit that
+  // joins each row's softmax denominator and weights no value (the subgraph
+  // concatenates it as one more key column and slices it off after the softmax).
+  kInputSinks = 7,
+  kNumInputs = 8,
 };
 
 /// Output slots.

@@ -39,6 +39,12 @@ struct FusionRecord {
   /// With a position bias (ALiBi, T5's relative bias; `mask` then ends in
   /// "+bias", or is "bias" alone): the value the fused op adds to the scores.
   std::string bias;
+  /// With an attention sink: the constant of per-head logits the subgraph
+  /// concatenated after the keys (the fused op's sinks input holds its values).
+  std::string sinks;
+  /// > 0: the model's mask is computed from a buffer of this many positions,
+  /// and the fused op refuses more keys (past + new), as the model does.
+  int64_t max_kv_len = 0;
   std::string q_layout;       // "BHTD" or "BTC"
   bool has_past = false;
   /// Set by verify mode: max errors of the fused op against the original subgraph.

@@ -26,6 +26,7 @@ import catalog_negative  # noqa: E402
 import catalog_ort  # noqa: E402
 import catalog_precision  # noqa: E402
 import catalog_sdpa  # noqa: E402
+import catalog_sinks  # noqa: E402
 import catalog_torch_modules  # noqa: E402
 import catalog_window  # noqa: E402
 from export import torch_export, torch_outputs, write_folder  # noqa: E402
@@ -35,7 +36,7 @@ ALL = (catalog_attention.SPECS + catalog_gpt.SPECS + catalog_hf.SPECS + catalog_
        + [catalog_external.SPEC] + catalog_forms.SPECS + catalog_window.SPECS + catalog_ort.SPECS
        + catalog_sdpa.SPECS + catalog_merged.SPECS + catalog_precision.SPECS
        + catalog_bias.SPECS + catalog_masking.SPECS + catalog_libraries.SPECS
-       + catalog_torch_modules.SPECS)
+       + catalog_torch_modules.SPECS + catalog_sinks.SPECS)
 
 
 def generate_graph(spec, models_dir):

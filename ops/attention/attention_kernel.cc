@@ -78,6 +78,23 @@ void SetOutputStrides(const AttentionShapes& s, AttentionArgs& a) {
   }
 }
 
+// The sinks input (MultiHeadAttention's input 7): one float logit per query
+// head, [num_heads], staged as float32. A sink with every key hidden is what
+// "uniform" rows would need the fill for, which the op does not have.
+absl::StatusOr<Tensor> CheckSinks(const KernelContext& ctx, const AttentionParams& p, const AttentionShapes& s,
+                                  const Tensor& t) {
+  if (!IsStageableFloat(t.type()) || t.rank() != 1 || t.shape()[0] != s.q_heads)
+    return absl::InvalidArgumentError(absl::StrCat(p.op_name, ": input 7 (sinks) must be a float tensor of shape [",
+                                                   s.q_heads, "], one logit per query head (got ", t.DebugString(),
+                                                   ")"));
+  if (p.masked_rows == MaskedRows::kUniform)
+    return absl::InvalidArgumentError(absl::StrCat(
+        p.op_name, ": sinks with masked_rows \"uniform\": a row whose every key is hidden needs the fill's value"));
+  if (p.position_bias)
+    return absl::UnimplementedError(absl::StrCat(p.op_name, ": sinks together with a position bias"));
+  return StageAsFloat32(ctx, t);
+}
+
 // A float32 tensor to compute into: the output itself when it is float32.
 absl::StatusOr<Tensor> FloatTarget(const KernelContext& ctx, const Tensor& output) {
   if (output.type() == ElementType::kFloat32) return output;
@@ -101,6 +118,7 @@ absl::Status AttentionKernel::Run(KernelContext& ctx) const {
   const bool onnx = p.alignment == CausalAlignment::kOnnx;
   const Tensor* nonpad = onnx ? ctx.input(kInputNonpadKvSeqlen) : nullptr;
   const Tensor* key_padding = onnx ? nullptr : ctx.input(kInputKeyPadding);
+  const Tensor* sinks = onnx ? nullptr : ctx.input(kInputSinks);
   if (nonpad != nullptr && !p.accepts_nonpad_kv_seqlen) {
     return absl::InvalidArgumentError(absl::StrCat(p.op_name, ": input 6 (nonpad_kv_seqlen) needs opset 24"));
   }
@@ -144,6 +162,10 @@ absl::Status AttentionKernel::Run(KernelContext& ctx) const {
       bias.view = padding.bias;
     }
     valid_keys = padding.valid_keys.data();
+  }
+  Tensor sinks_f32;
+  if (sinks != nullptr) {
+    ASSIGN_OR_RETURN(sinks_f32, CheckSinks(ctx, p, s, *sinks));
   }
   ASSIGN_OR_RETURN(const AttentionOperands operands,
                    PrepareAttentionOperands(ctx, s, *q, *k, *v, past_key, past_value));
@@ -194,6 +216,7 @@ absl::Status AttentionKernel::Run(KernelContext& ctx) const {
   args.k_finite = operands.k_finite;
   args.v_finite = operands.v_finite;
   args.key_visible = key_padding != nullptr ? padding.visible.data() : nullptr;
+  args.sinks = sinks != nullptr ? sinks_f32.data<float>() : nullptr;
   args.threads = ctx.threads();
 
   // The fused kernels apply a softcap after the bias; ONNX applies it before,

@@ -63,7 +63,12 @@ void ComputeRow(const AttentionArgs& a, int64_t b, int64_t h, int64_t i, float* 
     WriteMaskedRow(a, b, h, i);
     return;
   }
-  double sum = 0.0;
+  // The sink joins the max and the denominator and weights no value (a NaN
+  // or +inf sink makes the row NaN, as the subgraph's softmax does).
+  const double sink = SinkOf(a, h);
+  if (std::isnan(sink) || sink == std::numeric_limits<double>::infinity()) max_score = sink;
+  max_score = std::max(max_score, sink);
+  double sum = std::exp(sink - max_score);
   for (int64_t j = 0; j < a.kv_len; ++j) {
     scores[j] = scores[j] == kHidden ? 0.0 : std::exp(scores[j] - max_score);
     sum += scores[j];

@@ -96,6 +96,7 @@ inline constexpr int kInputPastKey = mha::kInputPastKey;
 inline constexpr int kInputPastValue = mha::kInputPastValue;
 inline constexpr int kInputNonpadKvSeqlen = 6;  // ONNX Attention (opset 24)
 inline constexpr int kInputKeyPadding = mha::kInputKeyPadding;
+inline constexpr int kInputSinks = mha::kInputSinks;  // MultiHeadAttention only
 inline constexpr int kOutputY = mha::kOutputY;
 inline constexpr int kOutputPresentKey = mha::kOutputPresentKey;
 inline constexpr int kOutputPresentValue = mha::kOutputPresentValue;

@@ -38,12 +38,28 @@ double Norm(const float* x, int64_t n) {
   return std::sqrt(sum);
 }
 
-// The largest |k_j| of one KV head, when the scores have a limit (else 0):
-// |q·k| <= |q|·|k| tells which rows cannot reach it.
+// |Q·K| at and above which the subgraph's score is ±inf: score_limit, and
+// at most float32's range, where the score MatMul overflows even when the
+// kernels (which scale Q before the dot product) stay finite.
+double ScoreLimit(const AttentionArgs& a) {
+  return std::min<double>(a.score_limit, std::numeric_limits<float>::max());
+}
+
+// An upper bound of |x| for a row of n entries: with a float16 limit the
+// norm itself; for float32's range sqrt(n)·max|x_d|, one float pass (this
+// runs over every K row and every query row of every call).
+double NormBound(const AttentionArgs& a, const float* x, int64_t n) {
+  if (std::isfinite(a.score_limit)) return Norm(x, n);
+  float largest = 0.0f;
+  for (int64_t d = 0; d < n; ++d) largest = std::max(largest, std::fabs(x[d]));
+  return std::sqrt(static_cast<double>(n)) * largest;
+}
+
+// The largest |k_j| of one KV head (a bound of it): |q·k| <= |q|·|k| tells
+// which rows cannot reach the score limit.
 double LargestKeyNorm(const AttentionArgs& a, int64_t b, int64_t kvh) {
-  if (!std::isfinite(a.score_limit)) return 0.0;
   double largest = 0.0;
-  for (int64_t j = 0; j < a.kv_len; ++j) largest = std::max(largest, Norm(RowOf(a.k, b, kvh, j), a.head_dim));
+  for (int64_t j = 0; j < a.kv_len; ++j) largest = std::max(largest, NormBound(a, RowOf(a.k, b, kvh, j), a.head_dim));
   return largest;
 }
 
@@ -143,7 +159,7 @@ void PropagateNonFinite(const AttentionArgs& a) {
           // A row whose scores may reach score_limit is read score by score,
           // as one with a non-finite query entry is.
           const bool bad_query = AnyNonFinite(q, a.head_dim) ||
-                                 (key_norm > 0.0 && Norm(q, a.head_dim) * key_norm >= a.score_limit);
+                                 (key_norm > 0.0 && NormBound(a, q, a.head_dim) * key_norm >= ScoreLimit(a));
           const float* bias = a.bias.data != nullptr ? RowOf(a.bias, b, h, i) : nullptr;
           const StridedView& score_view = ScoreBias(a);
           const float* score_bias = score_view.data != nullptr ? RowOf(score_view, b, h, i) : nullptr;

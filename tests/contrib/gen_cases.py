@@ -234,7 +234,8 @@ def onnx_attention(root, rng):
 
 
 def gqa_decoder_layer(root, rng, name, batch, seq, past, mask, heads=4, kv_heads=2, d=16, packed=False, rotary=True,
-                      interleaved=0, rotary_half=None, window=-1, softcap=0.0, max_pos=32):
+                      interleaved=0, rotary_half=None, window=-1, softcap=0.0, max_pos=32, head_sink=None,
+                      smooth_softmax=0):
     """One attention layer as the genai model builder writes it: seqlens_k and
     total_sequence_length computed from attention_mask (ReduceSum - 1, Shape[1]),
     Q/K/V MatMuls (or one packed MatMul), GroupQueryAttention with the cos/sin caches,
@@ -268,9 +269,15 @@ def gqa_decoder_layer(root, rng, name, batch, seq, past, mask, heads=4, kv_heads
                  local_window_size=window)
     if softcap:
         attrs["softcap"] = softcap
+    if smooth_softmax:
+        attrs["smooth_softmax"] = smooth_softmax
+    sink_in = []
+    if head_sink is not None:
+        inits.append(init("head_sink", np.asarray(head_sink, np.float32)))
+        sink_in = ["", "", "head_sink"]
     nodes.append(helper.make_node(
         "GroupQueryAttention", gqa_in + ["past_key_values.0.key", "past_key_values.0.value", "seqlens_k", "total_seq_len",
-                                         "cos_cache", "sin_cache"],
+                                         "cos_cache", "sin_cache"] + sink_in,
         ["attn", "present.0.key", "present.0.value"], name="/model/layers.0/attn/GroupQueryAttention", domain=MS, **attrs))
     nodes += [
         helper.make_node("MatMul", ["attn", "o_proj"], ["proj"], name="/model/layers.0/attn/o_proj/MatMul"),
@@ -303,6 +310,14 @@ def gqa(root, rng):
     # Several new tokens after a past, partial rotary (16 of 32 dims), 8 query heads on 2 kv heads.
     gqa_decoder_layer(root, rng, "gqa_chunk_partial_rotary", 1, 3, 4, np.ones((1, 7)), heads=8, kv_heads=2, d=32,
                       rotary_half=8)
+
+
+def gqa_sinks(root, rng):
+    # Attention sinks (gpt-oss as the genai builder writes it): a head_sink logit per head, on a
+    # right-padded prompt with a window; and smooth_softmax = 1 (a sink of logit 0) on a decode step.
+    mask = np.array([[1, 1, 1, 1, 1, 1, 1], [1, 1, 1, 1, 1, 0, 0]])
+    gqa_decoder_layer(root, rng, "gqa_head_sink_window", 2, 7, 0, mask, window=3, head_sink=[0.5, 3.0, -2.0, 1.0])
+    gqa_decoder_layer(root, rng, "gqa_smooth_softmax_decode", 2, 1, 6, np.ones((2, 7)), smooth_softmax=1)
 
 
 def genai_decoders(root):
@@ -391,6 +406,7 @@ def main():
     bad_cases(os.path.join(os.path.dirname(root), "data_bad"), rng)
     # Attention and MultiHeadAttention, with a generator of their own.
     gen_ms_attention.generate(root, os.path.join(os.path.dirname(root), "data_bad"), write_case, vi, init)
+    gqa_sinks(root, np.random.default_rng(71))  # its own stream: the cases above keep their inputs
 
 
 if __name__ == "__main__":

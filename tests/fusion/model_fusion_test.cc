@@ -105,6 +105,9 @@ std::string TrapReason(const std::string& trap) {
   // scores * bias: read as a second factor on the scores, which is not a constant.
   if (trap == "bias_multiplied") return "scale is not a constant";
   if (trap == "heads_order") return "another order of the batch and head axes";
+  // A column concatenated after the keys that is not an attention sink, or a sink the Slice keeps.
+  if (trap == "sink_not_per_head") return "not a constant per head";
+  if (trap == "sink_slice_keeps_sink") return "not the keys";
   return "?";
 }
 

@@ -121,6 +121,7 @@ struct Call {
   int num_outputs = 1;
   bool set_num_heads = true;
   AttentionBackend backend = AttentionBackend::kAuto;
+  Tensor sinks;  // input 7 when given
 };
 
 KernelCall MhaCall(const Problem& p, const Call& c) {
@@ -150,6 +151,10 @@ KernelCall MhaCall(const Problem& p, const Call& c) {
   if (c.with_past) {
     call.inputs.push_back(Floats({p.batch, p.kv_heads, p.past_len, p.dim}, p.past_k));
     call.inputs.push_back(Floats({p.batch, p.kv_heads, p.past_len, p.v_dim}, p.past_v));
+  }
+  if (c.sinks.num_elements() > 0) {
+    call.inputs.resize(mha::kInputSinks, Tensor());
+    call.inputs.push_back(c.sinks);
   }
   call.num_outputs = c.num_outputs;
   call.options.attention_backend = c.backend;
@@ -654,6 +659,44 @@ TEST(OnnxAttentionTest, ScoreOutputModeZeroIsBeforeTheSoftcap) {
     }
   call.attributes.Set("qk_matmul_output_mode", int64_t{4});
   EXPECT_EQ(CodeOf(call), absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace attune::testing
+
+namespace attune::testing {
+namespace {
+
+// Sinks (input 7): a -inf sink weighs nothing; a sink far above every score
+// takes nearly every weight; a sink per head of another count is refused
+// with one line naming the input.
+TEST(MultiHeadAttentionSinksTest, NegativeInfinitySinksChangeNothing) {
+  Problem p = MakeProblem(2, 4, 2, 5, 5, 0, 8, 8);
+  p.causal = true;
+  Call c;
+  const std::vector<float> plain = RunY(p, c);
+  c.sinks = Floats({4}, std::vector<float>(4, -INFINITY));
+  EXPECT_EQ(RunY(p, c), plain);
+}
+
+TEST(MultiHeadAttentionSinksTest, ALargeSinkTakesTheWeights) {
+  Problem p = MakeProblem(1, 2, 2, 3, 3, 0, 4, 4);
+  Call c;
+  c.sinks = Floats({2}, {0.0f, 200.0f});
+  const std::vector<float> y = RunY(p, c);
+  for (int64_t i = 0; i < 3 * 4; ++i) EXPECT_EQ(y[3 * 4 + i], 0.0f) << "head 1, element " << i;
+  for (int64_t i = 0; i < 3 * 4; ++i) EXPECT_NE(y[i], 0.0f) << "head 0, element " << i;
+}
+
+TEST(MultiHeadAttentionSinksTest, SinksOfAnotherHeadCountAreRefused) {
+  Problem p = MakeProblem(1, 2, 2, 3, 3, 0, 4, 4);
+  Call c;
+  c.sinks = Floats({3}, {0.0f, 1.0f, 2.0f});
+  absl::StatusOr<std::vector<Tensor>> out = RunKernel(MhaCall(p, c));
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(std::string(out.status().message()).find("input 7 (sinks) must be a float tensor of shape [2]"),
+            std::string::npos)
+      << out.status();
 }
 
 }  // namespace

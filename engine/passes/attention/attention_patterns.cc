@@ -97,9 +97,26 @@ Pattern FloatCasts(Pattern p) {
   return Tidy(pattern::Optional(std::move(p), FloatCast));
 }
 
-// What the output MatMul reads: the softmax seen through dropout, casts and a NaN guard.
+// An attention sink's logits: Concat(scores, column) on the key axis,
+// optionally minus their row max (gpt-oss subtracts it before the softmax).
+// Which column and axis, and that the max is the row's, is the sink stage's
+// check (sink_stage.cc), so that a wrong one is a reason, not a silent miss.
+Pattern SinkLogits(Pattern scores) {
+  Pattern logits = Capture(c::kSinkLogits, Op("Concat").CaptureNode(c::kSinkConcat)
+                                               .Inputs({std::move(scores), Capture(c::kSinkColumn)}));
+  Pattern row_max = Op("ReduceMax").CaptureNode(c::kSinkRowMax).IgnoreExtraInputs().Inputs({Capture(c::kSinkLogits)});
+  return OneOf({Op("Sub").Inputs({logits, row_max}), logits});
+}
+
+// The probabilities with the sink's column sliced off (the stage checks which).
+Pattern SinkDropped(Pattern probabilities) {
+  return Tidy(Op("Slice").CaptureNode(c::kSinkSlice).IgnoreExtraInputs().Inputs({std::move(probabilities)}));
+}
+
+// What the output MatMul reads: the softmax seen through dropout, an attention
+// sink's Slice, casts and a NaN guard.
 Pattern Probabilities(Pattern softmax) {
-  Pattern p = Tidy(std::move(softmax));
+  Pattern p = pattern::Optional(Tidy(std::move(softmax)), SinkDropped);
   p = pattern::Optional(p, NanGuard);
   return FloatCasts(p);
 }
@@ -166,7 +183,7 @@ Pattern AttentionPattern(const AttentionVariant& v) {
   if (v.scale == ScalePlace::kScores) s = FloatCasts(Scaled(s, c::kScale));
   if (v.softcap) s = Tidy(SoftcapStage(s));
   if (!v.mask_before_scale && v.mask != MaskForm::kNone) s = Tidy(pattern::Optional(Tidy(MaskStage(v.mask, s)), MaskView));
-  Pattern softmax_input = FloatCasts(s);
+  Pattern softmax_input = pattern::Optional(FloatCasts(s), SinkLogits);
   Pattern softmax = Op("Softmax").CaptureNode(c::kSoftmax).Inputs({softmax_input});
   return Op("MatMul").CaptureNode(c::kOutputMatMul).Inputs({Probabilities(softmax), Capture(c::kV)});
 }

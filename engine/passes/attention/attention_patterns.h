@@ -73,6 +73,13 @@ inline constexpr char kMaskBlocked[] = "mask_blocked";  // Where(cond, fill, sco
 inline constexpr char kMaskKeep[] = "mask_keep";        // Where(cond, scores, fill): cond
 inline constexpr char kMaskFill[] = "mask_fill";
 inline constexpr char kMaskAdd[] = "mask_add";
+/// An attention sink (sink_stage.cc): Concat(masked scores, a column) along
+/// the keys, optionally minus its row max, softmaxed, then the column sliced off.
+inline constexpr char kSinkConcat[] = "sink_concat";      // node: Concat(scores, column)
+inline constexpr char kSinkColumn[] = "sink_column";      // value: the column concatenated after the keys
+inline constexpr char kSinkLogits[] = "sink_logits";      // value: the Concat's output
+inline constexpr char kSinkRowMax[] = "sink_row_max";     // node: ReduceMax of the logits
+inline constexpr char kSinkSlice[] = "sink_slice";        // node: Slice of the probabilities
 inline constexpr char kSoftcapDiv[] = "softcap_div";
 inline constexpr char kSoftcapMul[] = "softcap_mul";
 }  // namespace captures

@@ -273,8 +273,11 @@ std::variant<AttentionRewrite, std::string> CheckAttention(const Graph& graph, c
   if (auto* why = std::get_if<Reason>(&mask_or)) return *why;
   MaskDecision& mask = std::get<MaskDecision>(mask_or);
   if (auto why = FinishMask(m, variant, scale, mask)) return *why;
+  auto sinks_or = DecideSinks(m, variant, rank, ops, mask);
+  if (auto* why = std::get_if<Reason>(&sinks_or)) return *why;
 
-  return PlanFusedNode(m, variant, rank, ops, scale, std::move(mask), std::move(plan));
+  return PlanFusedNode(m, variant, rank, ops, scale, std::move(mask), std::move(plan),
+                       std::get<SinkDecision>(sinks_or));
 }
 
 }  // namespace attune::attention

@@ -16,6 +16,9 @@
 //                                    mask, proven by evaluation        (mask_decision.cc)
 //                  FinishMask        what fully hidden rows give, with what the
 //                                    scale and the scores' type make of them
+//                  DecideSinks       an attention sink: a per-head logit column
+//                                    concatenated to the scores, sliced off after
+//                                    the softmax                      (sink_stage.cc)
 //   5. plan        PlanFusedNode     the layout the fused node reads, the node,
 //                                    its report entry                  (fused_node_plan.cc)
 //
@@ -118,6 +121,8 @@ struct MaskDecision {
   bool bias_into_mask = false;  // scores + (bias + mask) rather than (scores + bias) + mask
   /// Where(IsNaN(p), 0, p) after the softmax: rows the subgraph makes NaN give zero weights.
   bool nan_guard = false;
+  /// With MaskedRows::kUniform: the one finite fill such rows softmax, where known.
+  std::optional<double> uniform_fill;
 };
 
 class MaskChainMemo;
@@ -132,9 +137,21 @@ std::variant<MaskDecision, Reason> DecideMask(const Graph& graph, const pattern:
 std::optional<Reason> FinishMask(const pattern::Match& m, const AttentionVariant& variant, ScaleDecision& scale,
                                  MaskDecision& mask);
 
+/// Stage 4b: an attention sink (sink_stage.cc): a column of one learned
+/// logit per head concatenated after the keys and sliced off after the
+/// softmax. No sink: empty logits. With one, rows whose every key is hidden
+/// become the fills policy (the sink takes part in their softmax).
+struct SinkDecision {
+  std::vector<float> logits;  // per query head
+  std::string source;         // the constant the subgraph's sink column holds (for the report)
+};
+std::variant<SinkDecision, Reason> DecideSinks(const pattern::Match& m, const AttentionVariant& variant, int rank,
+                                               const Operands& ops, MaskDecision& mask);
+
 /// Stage 5: the rewrite: the fused node on the operands in the layout it
 /// reads them, and its report entry.
 AttentionRewrite PlanFusedNode(const pattern::Match& m, const AttentionVariant& variant, int rank,
-                               const Operands& ops, ScaleDecision scale, MaskDecision mask, RewritePlan plan);
+                               const Operands& ops, ScaleDecision scale, MaskDecision mask, RewritePlan plan,
+                               const SinkDecision& sinks);
 
 }  // namespace attune::attention

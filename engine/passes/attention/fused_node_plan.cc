@@ -68,7 +68,8 @@ std::string OperandRef(RewritePlan& plan, const HeadOperand& op, const std::stri
 }  // namespace
 
 AttentionRewrite PlanFusedNode(const pattern::Match& m, const AttentionVariant& variant, int rank,
-                               const Operands& ops, ScaleDecision scale, MaskDecision mask, RewritePlan plan) {
+                               const Operands& ops, ScaleDecision scale, MaskDecision mask, RewritePlan plan,
+                               const SinkDecision& sinks) {
   const Node* softmax = m.node(c::kSoftmax);
   const Value* out4 = m.node(c::kOutputMatMul)->output(0);
   AttentionRewrite rw;
@@ -153,6 +154,12 @@ AttentionRewrite PlanFusedNode(const pattern::Match& m, const AttentionVariant& 
     rw.plan.nodes.push_back({"Not", "", mask.key_padding + "/not", {mask.key_padding}, {shows}, {}});
     fused.inputs[mha::kInputKeyPadding] = shows;
   }
+  if (!sinks.logits.empty()) {
+    const int64_t n = static_cast<int64_t>(sinks.logits.size());
+    rw.plan.values.push_back({"sinks", sinks.source + "/per_head", ElementType::kFloat32,
+                              SymbolicShape{Dim::Known(n)}, *Tensor::FromVector<float>({n}, sinks.logits)});
+    fused.inputs[mha::kInputSinks] = "$sinks";
+  }
   while (!fused.inputs.empty() && fused.inputs.back().empty()) fused.inputs.pop_back();
   rw.output_type = replaced->type();
   fused.outputs.push_back(rw.plan.AddValue("y", replaced->name() + "/fused", replaced->type(), replaced->shape()));
@@ -180,6 +187,8 @@ AttentionRewrite PlanFusedNode(const pattern::Match& m, const AttentionVariant& 
   r.bias = mask.bias;
   r.masked_rows = mask.masked_rows ? mha::ToString(*mask.masked_rows) : "";
   r.key_padding = mask.key_padding;
+  r.sinks = sinks.source;
+  r.max_kv_len = mask.max_kv_len;
   r.q_layout = three_d ? "BTC" : "BHTD";
   r.has_past = has_past;
   rw.not_causal_reason = mask.not_causal;

@@ -77,6 +77,7 @@ MaskDecision FromChain(const ProvenMaskChain& proof) {
       d.masked_rows = mha::MaskedRows::kNaN;
     } else if (one && only) {
       d.masked_rows = mha::MaskedRows::kUniform;
+      d.uniform_fill = *only;
     } else {
       d.masked_rows = mha::MaskedRows::kFills;
       d.hidden_fills.assign(proof.fills.begin(), proof.fills.end());

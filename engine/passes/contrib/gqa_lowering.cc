@@ -9,7 +9,8 @@
 //   inputs  query [B,S,H·D] (or packed QKV [B,S,(H+2·Hkv)·D] with key and value
 //           absent), key?, value? [B,S,Hkv·D], past_key?, past_value? [B,Hkv,P,D],
 //           seqlens_k int32 [B], total_sequence_length int32, cos_cache?, sin_cache?
-//           [max, rotary/2], position_ids?, attention_bias?, head_sink?
+//           [max, rotary/2], position_ids?, attention_bias?, head_sink? [H] (the fused op's
+//           sinks; smooth_softmax = 1 without it: sinks of logit 0)
 //   outputs output [B,S,H·D], present_key?, present_value? [B,Hkv,P+S,D]
 //   causal bottom-right (query s of sequence b sees keys up to past_b + s);
 //   local_window_size W > 0: W keys (itself and the W - 1 before it, as ONNX
@@ -48,8 +49,6 @@ absl::StatusOr<GqaAttributes> ReadGqaAttributes(const Lowering& l) {
     return l.Invalid(absl::StrCat("num_heads (", a.heads, ") and kv_num_heads (", a.kv_heads, ") must be > 0"));
   if (a.heads % a.kv_heads != 0)
     return l.Invalid(absl::StrCat("num_heads ", a.heads, " is not a multiple of kv_num_heads ", a.kv_heads));
-  if (a.smooth_softmax != 0)
-    return l.Unsupported("smooth_softmax = 1 is not supported yet (attention sinks)");
   if (qk_output != 0) return l.Unsupported("qk_output is not supported");
   if (!(a.softcap >= 0.0f)) return l.Invalid(absl::StrCat("softcap must be >= 0, got ", a.softcap));
   return a;
@@ -93,11 +92,10 @@ absl::Status LowerGroupQueryAttention(Lowering& l, PassContext& context) {
   ASSIGN_OR_RETURN(const GqaAttributes a, ReadGqaAttributes(l));
   if (l.input(kSeqlensK) == nullptr || l.input(kTotalLength) == nullptr)
     return l.Invalid("inputs seqlens_k and total_sequence_length are required");
-  for (int i : {kPositionIds, kAttentionBias, kHeadSink})
+  for (int i : {kPositionIds, kAttentionBias})
     if (l.input(i) != nullptr)
-      return l.Unsupported(absl::StrCat("input ", i == kPositionIds ? "position_ids" : i == kAttentionBias
-                                                                                     ? "attention_bias" : "head_sink",
-                                        " ('", l.input(i)->name(), "') is not supported yet"));
+      return l.Unsupported(absl::StrCat("input ", i == kPositionIds ? "position_ids" : "attention_bias", " ('",
+                                        l.input(i)->name(), "') is not supported yet"));
   if (l.wanted_output(3) != nullptr) return l.Unsupported("output 3 (output_qk) is not supported");
   if ((l.input(kKey) == nullptr) != (l.input(kValue) == nullptr))
     return l.Invalid("key and value must be given together (or neither, for a packed query)");
@@ -140,12 +138,25 @@ absl::Status LowerGroupQueryAttention(Lowering& l, PassContext& context) {
   if (a.window > 0) m.Set(mha::kWindow, a.window);
   std::vector<Value*> in = {q, k, v, nullptr};
   if (l.input(kPastKey) != nullptr) in.push_back(l.input(kPastKey)), in.push_back(l.input(kPastValue));
+  // head_sink [num_heads]: a logit per head in the softmax's denominator, the
+  // fused op's sinks; smooth_softmax without it is a sink of logit 0.
+  Value* sinks = l.input(kHeadSink);
+  if (sinks == nullptr && a.smooth_softmax != 0)
+    sinks = l.graph().AddConstant(l.graph().UniqueName(l.input(kQuery)->name() + "/smooth_softmax_sinks"),
+                                  *Tensor::FromVector<float>({a.heads}, std::vector<float>(a.heads, 0.0f)));
+  if (sinks != nullptr) {
+    in.resize(mha::kInputSinks + 1, nullptr);
+    in[mha::kInputSinks] = sinks;
+  }
   std::vector<Value*> outs = l.AddMulti(mha::kOpType, in, 3, std::move(m), l.input(kQuery)->type(), mha::kDomain);
   for (int i = 0; i < 3; ++i) l.Forward(i, outs[i]);
   return l.Finish(context, mha::kOpType,
                   absl::StrCat("num_heads=", a.heads, " kv_num_heads=", a.kv_heads, " causal",
                                a.window > 0 ? absl::StrCat(" window=", a.window) : "",
                                a.softcap > 0 ? absl::StrCat(" softcap=", a.softcap) : "",
+                               l.input(kHeadSink) != nullptr ? " head_sink"
+                               : a.smooth_softmax != 0       ? " smooth_softmax"
+                                                             : "",
                                a.do_rotary ? (a.interleaved ? " rotary=interleaved" : " rotary=halves") : "",
                                packed ? " packed_qkv" : ""));
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 
@@ -67,14 +68,22 @@ struct HiddenNonFinite {
 };
 
 /// Q·K as the subgraph's MatMul gives it: accumulated here in double, but
-/// infinite where the product overflows the scores' type (|q·k| above
-/// FLT_MAX, or at `limit`: AttentionArgs::score_limit for float16 scores), as
-/// it does in the graph before any scale. The reference backend and the
-/// non-finite rules read scores through this.
+/// infinite (or NaN) where the product overflows the scores' type as the
+/// float32 MatMul computes it (a fused multiply-add per term, in order, so a
+/// running sum that passes FLT_MAX is ±inf and +inf meeting -inf is NaN even
+/// where the exact dot product is finite), or reaches `limit`
+/// (AttentionArgs::score_limit for float16 scores), as it does in the graph
+/// before any scale. The reference backend and the non-finite rules read
+/// scores through this.
 inline double Float32Dot(const float* q, const float* k, int64_t n,
                          double limit = std::numeric_limits<double>::infinity()) {
   double dot = 0.0;
-  for (int64_t d = 0; d < n; ++d) dot += static_cast<double>(q[d]) * k[d];
+  float running = 0.0f;
+  for (int64_t d = 0; d < n; ++d) {
+    dot += static_cast<double>(q[d]) * k[d];
+    running = std::fma(q[d], k[d], running);
+  }
+  if (!std::isfinite(running)) return running;
   if (dot > std::numeric_limits<float>::max() || dot >= limit) return std::numeric_limits<double>::infinity();
   if (dot < -std::numeric_limits<float>::max() || dot <= -limit) return -std::numeric_limits<double>::infinity();
   return dot;
@@ -160,6 +169,10 @@ struct AttentionArgs {
   /// scores, which overflow where the float32 the kernels compute in does
   /// not. The non-finite rules recompute the rows that may reach it.
   float score_limit = std::numeric_limits<float>::infinity();
+  /// Optional [q_heads]: a learned logit per query head (an attention sink)
+  /// that joins every row's softmax denominator and weights no value:
+  /// Y = sum_j e^{s_j} v_j / (sum_j e^{s_j} + e^{sink}).
+  const float* sinks = nullptr;
   int threads = 1;
 };
 

@@ -64,6 +64,28 @@ inline float ScaledScore(const AttentionArgs& a, int64_t b, int64_t h, int64_t i
   return static_cast<float>(static_cast<float>(dot) * a.scale);
 }
 
+/// Query head h's sink logit, -inf when the op has none (it then weighs nothing).
+inline float SinkOf(const AttentionArgs& a, int64_t h) {
+  return a.sinks != nullptr ? a.sinks[h] : -std::numeric_limits<float>::infinity();
+}
+
+/// The factor that turns a row's accumulator into its output once the sink
+/// joins the denominator: the row's keys have running max `m` (finite) and
+/// sum `l` > 0 with weights exp2((x - m)·unit); the sink (natural units) is
+/// converted to the scores' units (`to_units`: log2 e for scores in log2
+/// units, 1 for natural ones). The max takes the sink in first, so neither
+/// exponent is positive and nothing overflows. A NaN or +inf sink makes the
+/// row NaN, as the subgraph's softmax over a row holding it does.
+inline float SinkNormalizer(const AttentionArgs& a, int64_t h, float to_units, float unit, float m, float l) {
+  const float sink_logit = SinkOf(a, h);
+  if (sink_logit == -std::numeric_limits<float>::infinity()) return 1.0f / l;
+  if (!(sink_logit < std::numeric_limits<float>::infinity())) return std::numeric_limits<float>::quiet_NaN();
+  const float sink = sink_logit * to_units;
+  const float top = std::max(m, sink);
+  const float alpha = std::exp2((m - top) * unit);
+  return alpha / (l * alpha + std::exp2((sink - top) * unit));
+}
+
 /// The weight of each key in a query row that sees no key, as a.masked_rows
 /// says: what the replaced subgraph's softmax gives there (NaN for a row of
 /// -inf scores, 1/kv_len for equal finite fills, zeros for ONNX Attention).
@@ -77,7 +99,13 @@ inline void MaskedRowWeights(const AttentionArgs& a, int64_t b, int64_t h, int64
   auto seen = [&](int64_t j) { return neg_inf != nullptr && (*neg_inf)[j]; };
   switch (a.kv_len == 0 ? MaskedRows::kZeros : a.masked_rows) {
     case MaskedRows::kZeros: std::fill(w, w + a.kv_len, 0.0); return;
-    case MaskedRows::kNaN: std::fill(w, w + a.kv_len, std::numeric_limits<double>::quiet_NaN()); return;
+    case MaskedRows::kNaN: {
+      // A row of -inf scores: a finite sink takes every weight (the keys get
+      // 0); without one (or a -inf, NaN or +inf sink) the softmax is NaN.
+      const float sink = SinkOf(a, h);
+      std::fill(w, w + a.kv_len, std::isfinite(sink) ? 0.0 : std::numeric_limits<double>::quiet_NaN());
+      return;
+    }
     case MaskedRows::kUniform: {
       int64_t hidden = 0;
       for (int64_t j = 0; j < a.kv_len; ++j) hidden += !seen(j);
@@ -115,13 +143,17 @@ inline void MaskedRowWeights(const AttentionArgs& a, int64_t b, int64_t h, int64
         }
         top = std::max(top, w[j]);
       }
-      if (top == -std::numeric_limits<double>::infinity()) {  // softmax of -inf everywhere
+      // The sink is one more score of the row's softmax, weighting no value.
+      const double sink = SinkOf(a, h);
+      if (std::isnan(sink) || sink == std::numeric_limits<double>::infinity()) top = sink;
+      top = std::max(top, sink);
+      if (top == -std::numeric_limits<double>::infinity() || std::isnan(top)) {  // softmax of -inf everywhere
         std::fill(w, w + a.kv_len, std::numeric_limits<double>::quiet_NaN());
         return;
       }
       // The fills are float32 scores: exp of their difference, as the
       // subgraph's softmax takes it, and 0 where the difference overflows.
-      double sum = 0.0;
+      double sum = std::exp(static_cast<double>(static_cast<float>(sink - top)));
       for (int64_t j = 0; j < a.kv_len; ++j) {
         w[j] = std::exp(static_cast<double>(static_cast<float>(w[j] - top)));
         sum += w[j];
@@ -144,7 +176,9 @@ inline void WriteMaskedRow(const AttentionArgs& a, int64_t b, int64_t h, int64_t
     return;
   }
   if (a.masked_rows == MaskedRows::kNaN) {
-    std::fill(y, y + a.v_head_dim, std::numeric_limits<float>::quiet_NaN());
+    // With a finite sink the sink takes every weight: zeros.
+    const float fill = std::isfinite(SinkOf(a, h)) ? 0.0f : std::numeric_limits<float>::quiet_NaN();
+    std::fill(y, y + a.v_head_dim, fill);
     return;
   }
   std::vector<double> w(static_cast<size_t>(a.kv_len));

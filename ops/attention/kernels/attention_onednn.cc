@@ -215,6 +215,8 @@ std::vector<uint8_t> ScratchFor(const memory::desc& d) { return std::vector<uint
 bool OneDnnSupports(const AttentionArgs& a) {
   // Fully hidden rows by fill take the flash or reference path (MaskedRowWeights per key).
   if (a.masked_rows == MaskedRows::kFills) return false;
+  // A sink joins the softmax's denominator, which oneDNN's softmax has no term for.
+  if (a.sinks != nullptr) return false;
   for (int64_t s : {a.q.stride_batch, a.q.stride_head, a.q.stride_seq, a.k.stride_batch, a.k.stride_head,
                     a.k.stride_seq, a.v.stride_batch, a.v.stride_head, a.v.stride_seq, a.y_stride_batch,
                     a.y_stride_head, a.y_stride_seq}) {

@@ -1,5 +1,6 @@
 #include "ops/attention/kernels/attention_reference.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -37,7 +38,14 @@ void ReferenceRow(const AttentionArgs& a, int64_t b, int64_t h, int64_t i, std::
     WriteMaskedRow(a, b, h, i);
     return;
   }
-  double sum = 0.0;
+  // The sink joins the max and the denominator, and weights no value.
+  const double sink = SinkOf(a, h);
+  if (std::isnan(sink) || sink == std::numeric_limits<double>::infinity()) {
+    std::fill(y, y + a.v_head_dim, std::numeric_limits<float>::quiet_NaN());
+    return;
+  }
+  max_score = std::max(max_score, sink);
+  double sum = std::exp(sink - max_score);
   for (int64_t j = keys.begin; j < keys.end; ++j) {
     const double s = scores[j - keys.begin];
     if (s == kMasked) continue;

@@ -178,7 +178,10 @@ absl::Status RunDecode(const AttentionArgs& a, const FlashKernels& kernels) {
         l += w * p[1];
         for (int64_t d = 0; d < a.v_head_dim; ++d) y[d] += w * p[2 + d];
       }
-      const float inv = l > 0.0f ? 1.0f / l : 0.0f;
+      // The sink joins the merged denominator (maxima in the partials' units).
+      const float inv = !(l > 0.0f)         ? 0.0f
+                        : a.sinks == nullptr ? 1.0f / l
+                                             : SinkNormalizer(a, head, unit == 1.0f ? kLog2e : 1.0f, unit, m, l);
       for (int64_t d = 0; d < a.v_head_dim; ++d) y[d] *= inv;
     }
   }

@@ -445,7 +445,11 @@ void ProcessQueryBlock(const AttentionArgs& a, const FlashPlan& plan, const Flas
       WriteMaskedRow(a, ctx.batch, ctx.head, ctx.q_begin + i);
       continue;
     }
-    const float inv = 1.0f / l;
+    // Scores and max are in log2 units, or natural ones with a bias.
+    const bool natural = a.bias.data != nullptr;
+    const float inv = a.sinks == nullptr ? 1.0f / l
+                                         : SinkNormalizer(a, ctx.head, natural ? 1.0f : kLog2e,
+                                                          natural ? kLog2e : 1.0f, ctx.max[i], l);
     float* y = OutputRow(a, ctx.batch, ctx.head, ctx.q_begin + i);
     for (int64_t d = 0; d < v_dim; ++d) y[d] = ctx.ot[d * bq + i] * inv;
   }

@@ -5,7 +5,8 @@ usage: /usr/bin/python3 tests/models/ort_saved/make_fixtures.py [--attune build/
 
 For each example model (default: the causal ones listed below), saves its
 optimised graph with attune, checks that every fused attention was written as
-the standard ONNX Attention op, runs the saved file in ONNX Runtime
+the standard ONNX Attention op (or, with attention sinks, as its standard
+subgraph), runs the saved file in ONNX Runtime
 (/work/shared/tools/ort/ort-run, one thread) on models/<model>/inputs and
 writes its outputs to tests/models/ort_saved/<model>/<output>.npy. The test
 tests/models/saved_onnx_attention_test.cc reads them: it needs no ONNX Runtime.
@@ -25,7 +26,9 @@ ORT_RUN = "/work/shared/tools/ort/ort-run"
 # an added buffer, a runtime Trilu and a finite fill; one and two layers.
 MODELS = ["mha_causal", "mha_causal_op13", "mha_causal_op14", "causal_single_head", "mha_neg1e4_fill",
           "mha_tril_runtime", "mha_additive_mask", "mha_gqa", "gpt_maskfill", "gpt_where_finfo", "nanogpt",
-          "sdpa_is_causal"]
+          "sdpa_is_causal",
+          # Attention sinks: written as their standard subgraph (ONNX Attention has no sink).
+          "gpt_oss_sinks", "gpt_oss_sinks_op13"]
 
 
 def main():
@@ -40,8 +43,9 @@ def main():
             res = subprocess.run([args.attune, "inspect", os.path.join(folder, "model.onnx"), "--format", "json",
                                   "--save-optimized", saved], capture_output=True, text=True, check=True)
             summary = json.loads(res.stdout)["saved_model"]
-            if summary["kept_as_multi_head_attention"] or summary["attention_ops"] == 0:
-                sys.exit(f"{name}: not every attention was written as ONNX Attention: {summary}")
+            written = summary["attention_ops"] + summary.get("attention_subgraphs", 0)
+            if summary["kept_as_multi_head_attention"] or written == 0:
+                sys.exit(f"{name}: not every attention was written as standard ONNX: {summary}")
             out = os.path.join(HERE, name)
             shutil.rmtree(out, ignore_errors=True)
             os.makedirs(out)
@@ -50,7 +54,8 @@ def main():
                                  capture_output=True, text=True, check=True)
             report = json.loads(res.stdout.strip().splitlines()[-1])
             errors = {k: v.get("max_abs_err") for k, v in report["outputs"].items()}
-            print(f"{name:24s} Attention x{summary['attention_ops']}  ONNX Runtime vs PyTorch {errors}")
+            print(f"{name:24s} Attention x{summary['attention_ops']} subgraphs x{summary.get('attention_subgraphs', 0)}"
+                  f"  ONNX Runtime vs PyTorch {errors}")
 
 
 if __name__ == "__main__":
