@@ -13,9 +13,9 @@ namespace {
 float ReadWeight(const FloatWeights& w, int64_t k, int64_t n) {
   const int64_t at = k * w.k_stride + n * w.n_stride;
   switch (w.type) {
-    case ElementType::kFloat16: return HalfToFloat(static_cast<const Float16*>(w.data)[at]);
-    case ElementType::kBFloat16: return BFloat16ToFloat(static_cast<const BFloat16*>(w.data)[at]);
-    default: return static_cast<const float*>(w.data)[at];
+    case ElementType::kFloat16: return HalfToFloat(LoadWeight<Float16>(w.data, at));
+    case ElementType::kBFloat16: return BFloat16ToFloat(LoadWeight<BFloat16>(w.data, at));
+    default: return LoadWeight<float>(w.data, at);
   }
 }
 
@@ -111,6 +111,7 @@ absl::StatusOr<NBitsConstants> QuantizeToNBits(const FloatWeights& w, const NBit
         PackValue(blob_bytes, i, i < count ? QuantizeValue(values[i], code, levels) : code.zero_point, options.bits);
       if (!options.symmetric) PackValue(out.zero_points.data<uint8_t>() + n * zp_row, kb, code.zero_point, options.bits);
     }
+    if (w.rows_done && ((n + 1) % 1024 == 0 || n + 1 == w.n)) w.rows_done(n + 1);
   }
   return out;
 }
