@@ -16,9 +16,11 @@
 // The float B is left without uses (dead code drops it unless an embedding
 // Gather still reads it). Gather, attention's own products and products
 // with a computed B stay as they are.
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <optional>
+#include <thread>
 #include <string>
 #include <utility>
 
@@ -101,6 +103,9 @@ class WeightCompressionPass final : public Pass {
   std::string_view name() const override { return "weight_compression"; }
 
   absl::StatusOr<bool> Run(Graph& graph, PassContext& context) override {
+    // Quantization at load uses the run's threads (all cores unless the session says otherwise).
+    threads_ = context.exec_options.threads > 0 ? context.exec_options.threads
+                                                : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     // The products first: a rewrite replaces a bias Add, which a walk over
     // every node would visit afterwards.
     std::vector<Node*> products;
@@ -232,7 +237,7 @@ class WeightCompressionPass final : public Pass {
     q.bits = options_.format == WeightFormat::kInt8 ? 8 : 4;
     q.block_size = options_.block_size;
     q.symmetric = options_.symmetric;
-    ASSIGN_OR_RETURN(quantized::NBitsConstants constants, quantized::QuantizeToNBits(fw, q, label));
+    ASSIGN_OR_RETURN(quantized::NBitsConstants constants, quantized::QuantizeToNBits(fw, q, label, threads_));
     const std::string base = at->name().empty() ? std::string("weights") : at->name();
     std::vector<Value*> inputs = {a, graph.AddConstant(graph.UniqueName(absl::StrCat(base, "_Q", q.bits)),
                                                        std::move(constants.b)),
@@ -258,6 +263,7 @@ class WeightCompressionPass final : public Pass {
   }
 
   WeightCompressionOptions options_;
+  int threads_ = 1;
 };
 
 }  // namespace

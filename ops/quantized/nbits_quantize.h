@@ -30,7 +30,7 @@ struct FloatWeights {
   ElementType type = ElementType::kFloat32;
   int64_t k = 0, n = 0;
   int64_t k_stride = 0, n_stride = 0;
-  /// Called now and then with the number of outputs n quantized so far (may be empty).
+  /// Called after each slice of 1024 outputs n with the number quantized so far (may be empty).
   std::function<void(int64_t)> rows_done;
 };
 
@@ -56,7 +56,8 @@ struct NBitsConstants {
 };
 
 /// Quantizes `w`; `label` names the weight in errors (a NaN or infinite weight, bad options).
+/// Output rows are split across `threads` (0: one); every split gives the same bytes.
 absl::StatusOr<NBitsConstants> QuantizeToNBits(const FloatWeights& w, const NBitsQuantizeOptions& options,
-                                               const std::string& label);
+                                               const std::string& label, int threads = 0);
 
 }  // namespace attune::quantized
