@@ -7,7 +7,8 @@
 // weights: 16 bytes (32 weights) widen to 16 dwords, whose low nibbles are the
 // block's even elements and whose high nibbles (after a shift) its odd ones.
 // vpermps reads only the low 4 bits of each index, so a 16-entry table of the
-// block's dequantized values, (q − zp) · scale for q = 0..15, turns each nibble
+// block's dequantized values, (q − zp) · scale for q = 0..15 (the zero points
+// are widened to floats 16 blocks at a time per row), turns each nibble
 // into its weight without masking or conversion. A is deinterleaved once per
 // call to match: per 32 elements, the 16 even ones, then the 16 odd ones.
 #include <immintrin.h>
@@ -79,18 +80,34 @@ void DeinterleavePairs(const float* a, int64_t k, int64_t padded, float* out) {
   }
 }
 
+// The zero point of every block of row n as a float, 16 blocks at a time.
+void ZeroPointsOfRow(const NBitsView& w, int64_t n, float* out) {
+  const int64_t at = n * w.k_blocks;
+  for (int64_t blk = 0; blk < w.k_blocks; blk += 16) {
+    const __mmask16 m = TailMask(w.k_blocks - blk);
+    __m512 zp = _mm512_set1_ps(static_cast<float>(int64_t{1} << (w.bits - 1)));
+    if (w.zero_points_f32 != nullptr) zp = _mm512_maskz_loadu_ps(m, w.zero_points_f32 + at + blk);
+    if (w.zero_points_u8 != nullptr)
+      zp = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(m, w.zero_points_u8 + at + blk)));
+    _mm512_mask_storeu_ps(out + blk, m, zp);
+  }
+}
+
 // Outputs n .. n + R − 1 over the deinterleaved row `ap`; R rows share each load of A.
+// `zero_points` holds the zero point per block of each of the R rows.
 template <int R>
-void Rows4Bit(const NBitsView& w, const float* ap, int64_t n, float* y) {
+void Rows4Bit(const NBitsView& w, const float* ap, const float* zero_points, int64_t n, float* y) {
   const __m512 iota = _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
   const int64_t groups = w.block_size / 32;
   __m512 acc[2 * R];
   for (int i = 0; i < 2 * R; ++i) acc[i] = _mm512_setzero_ps();
   for (int64_t blk = 0; blk < w.k_blocks; ++blk) {
-    __m512 table[R];  // (q − zp) · scale for q = 0..15, rounded as the dequantized weight is
+    // (q − zp) · scale for q = 0..15, rounded as the dequantized weight is (a weight equal
+    // to its zero point is exactly 0, so that inf · 0 gives NaN as in the reference).
+    __m512 table[R];
     const uint8_t* blob[R];
     for (int r = 0; r < R; ++r) {
-      table[r] = _mm512_mul_ps(_mm512_sub_ps(iota, _mm512_set1_ps(w.ZeroPoint(n + r, blk))),
+      table[r] = _mm512_mul_ps(_mm512_sub_ps(iota, _mm512_set1_ps(zero_points[r * w.k_blocks + blk])),
                                _mm512_set1_ps(w.scales[(n + r) * w.k_blocks + blk]));
       blob[r] = w.Blob(n + r, blk);
     }
@@ -113,9 +130,17 @@ void GemvFloat4Bit(const NBitsView& w, const float* a, float* y, int64_t n0, int
   thread_local std::vector<float> pairs;
   pairs.resize(padded);
   DeinterleavePairs(a, w.k, padded, pairs.data());
+  thread_local std::vector<float> zero_points;
+  zero_points.resize(4 * w.k_blocks);
   int64_t n = n0;
-  for (; n + 4 <= n1; n += 4) Rows4Bit<4>(w, pairs.data(), n, y + (n - n0));
-  for (; n < n1; ++n) Rows4Bit<1>(w, pairs.data(), n, y + (n - n0));
+  for (; n + 4 <= n1; n += 4) {
+    for (int r = 0; r < 4; ++r) ZeroPointsOfRow(w, n + r, zero_points.data() + r * w.k_blocks);
+    Rows4Bit<4>(w, pairs.data(), zero_points.data(), n, y + (n - n0));
+  }
+  for (; n < n1; ++n) {
+    ZeroPointsOfRow(w, n, zero_points.data());
+    Rows4Bit<1>(w, pairs.data(), zero_points.data(), n, y + (n - n0));
+  }
 }
 
 }  // namespace
