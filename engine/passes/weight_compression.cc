@@ -20,14 +20,14 @@
 #include <cstring>
 #include <memory>
 #include <optional>
-#include <thread>
 #include <string>
+#include <thread>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "core/common/status_macros.h"
-#include "core/schema/half_weight_matmul.h"
 #include "core/ir/file_constant.h"
+#include "core/schema/half_weight_matmul.h"
 #include "core/schema/quantized_matmul.h"
 #include "engine/passes/passes.h"
 #include "ops/quantized/nbits_quantize.h"
@@ -39,8 +39,8 @@ bool IsFloatType(ElementType t) {
   return t == ElementType::kFloat32 || t == ElementType::kFloat16 || t == ElementType::kBFloat16;
 }
 
-// B's constant and how W[n, k] is laid out in it: a tensor, or bytes left
-// left in the model file (core/ir/file_constant.h).
+// B's constant and how W[n, k] is laid out in it: a tensor, or bytes left in
+// the model file (core/ir/file_constant.h).
 struct ConstantWeights {
   const void* data = nullptr;
   ElementType type = ElementType::kUndefined;
