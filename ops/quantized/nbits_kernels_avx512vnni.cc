@@ -96,6 +96,8 @@ void Rows4Bit(const NBitsView& w, const PreparedRow& p, int64_t chunks, int64_t 
     const __mmask16 scales_in_chunk = Mask16(std::min(blocks_per_chunk, w.k_blocks - first));
     for (int r = 0; r < R; ++r) {
       const uint8_t* src = w.b + (n + r) * row_bytes + 64 * c;
+      // The next rows' bytes at the same place: the rows of a product stream from memory.
+      _mm_prefetch(reinterpret_cast<const char*>(src + R * row_bytes), _MM_HINT_T0);
       const __m512i v = whole ? _mm512_loadu_si512(src) : _mm512_maskz_loadu_epi8(bytes, src);
       const __m512i lo = _mm512_and_si512(v, nibble);
       const __m512i hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), nibble);
