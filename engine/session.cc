@@ -25,6 +25,7 @@ int IndexOf(const std::vector<TensorInfo>& infos, const std::string& name) {
 ImportOptions ToImportOptions(const SessionOptions& options) {
   ImportOptions import;
   import.max_tensor_bytes = options.max_tensor_bytes;
+  import.weights_compressed_at_load = options.weights.format != WeightFormat::kAsIs;
   return import;
 }
 

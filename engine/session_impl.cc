@@ -50,8 +50,13 @@ ModelSummary Summarize(const Graph& graph) {
     for (const Value* in : node->inputs()) {
       if (in == nullptr || !in->is_constant() || !seen.insert(in).second) continue;
       ++summary.num_initializers;
-      summary.num_parameters += in->constant()->num_elements();
-      summary.parameter_bytes += static_cast<int64_t>(in->constant()->byte_size());
+      // A constant left in the model file is released from the start: its value keeps type and shape.
+      int64_t count = 1;
+      if (in->constant() != nullptr) count = in->constant()->num_elements();
+      else if (in->shape().has_value() && IsStatic(*in->shape()))
+        for (int64_t d : StaticDims(*in->shape())) count *= d;
+      summary.num_parameters += count;
+      summary.parameter_bytes += count * static_cast<int64_t>(ElementSize(in->type()));
     }
   }
   return summary;

@@ -14,6 +14,7 @@
 #include "importer/constant_attribute.h"
 #include "importer/proto_attribute.h"
 #include "importer/proto_type.h"
+#include "importer/file_weights.h"
 
 namespace attune::importer {
 namespace {
@@ -84,6 +85,7 @@ class GraphReader {
     if (left_out_ != nullptr && left_out_->spans.size() != static_cast<size_t>(proto_.initializer_size()))
       return absl::InternalError(absl::StrCat("the model file lists ", left_out_->spans.size(),
                                               " initializers but its parse holds ", proto_.initializer_size()));
+    const FileWeightPolicy in_file(proto_, source_.weights_compressed_at_load);
     for (int i = 0; i < proto_.initializer_size(); ++i) {
       onnx::TensorProto& init = *proto_.mutable_initializer(i);
       if (init.name().empty()) return Invalid(absl::StrCat("initializer #", i, " has no name"));
@@ -97,6 +99,17 @@ class GraphReader {
       RETURN_IF_ERROR(ClaimProducer(init.name(), what));
       std::optional<MappedRawData> mapped;
       if (left_out_ != nullptr && left_out_->spans[i]) mapped = MappedRawData{left_out_->file, *left_out_->spans[i]};
+      if (mapped) {
+        ASSIGN_OR_RETURN(std::shared_ptr<const FileConstant> in_place, in_file.Defer(init, *mapped));
+        if (in_place != nullptr) {
+          // Released from the start: the graph keeps its type and shape, the file its bytes.
+          Value* v = graph_.AddConstant(init.name(), Tensor());
+          v->set_type(in_place->type());
+          v->set_shape(ShapeFromDims(in_place->shape()));
+          graph_.ReleaseConstant(v, std::move(in_place));
+          continue;
+        }
+      }
       ASSIGN_OR_RETURN(Tensor tensor, TensorFromProto(init, what, source_, mapped ? &*mapped : nullptr));
       std::string().swap(*init.mutable_raw_data());  // the copy in `tensor` is the one we keep
       graph_.AddConstant(init.name(), std::move(tensor));

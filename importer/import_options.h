@@ -16,6 +16,10 @@ struct ImportOptions {
   int64_t max_tensor_bytes = kDefaultMaxTensorBytes;
   /// Largest serialized model (or .pb tensor) accepted; capped at kMaxProtobufBytes.
   int64_t max_model_bytes = kMaxProtobufBytes;
+  /// The session compresses the weights of products at load: float weights
+  /// that only products read stay in the mapped file
+  /// (importer/file_weights.h) rather than be copied.
+  bool weights_compressed_at_load = false;
 };
 
 }  // namespace attune

@@ -4,9 +4,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 #include <iterator>
 
 #include "absl/strings/str_cat.h"
+#include "core/common/status_macros.h"
 
 namespace attune::importer {
 
@@ -94,6 +96,49 @@ absl::StatusOr<Tensor> MappedTensor(const std::shared_ptr<MappedFile>& file, int
                                             " bytes with its alignment"));
   auto owner = std::make_shared<const MappedRange>(file, offset, *count * element_size);
   return Tensor::Shared(type, std::move(shape), file->data_ + offset, std::move(owner));
+}
+
+// A constant over the file's bytes, at any alignment; its range is claimed like a tensor's.
+class MappedFileConstantImpl final : public FileConstant {
+ public:
+  MappedFileConstantImpl(std::shared_ptr<MappedFile> file, int64_t offset, ElementType type, std::vector<int64_t> shape,
+                  int64_t size)
+      : range_(file, offset, size), file_(std::move(file)), offset_(offset), type_(type),
+        shape_(std::move(shape)), size_(size) {}
+
+  absl::StatusOr<Tensor> Restore() const override {
+    ASSIGN_OR_RETURN(Tensor t, Tensor::CreateUninitialized(type_, shape_, std::max<int64_t>(size_, 1)));
+    if (size_ > 0) std::memcpy(t.raw_data(), bytes(), static_cast<size_t>(size_));
+    return t;
+  }
+  ElementType type() const override { return type_; }
+  const std::vector<int64_t>& shape() const override { return shape_; }
+  const char* bytes() const override { return file_->data() + offset_; }
+  int64_t byte_size() const override { return size_; }
+  void DropPages(int64_t offset, int64_t size) const override {
+    offset = std::clamp<int64_t>(offset, 0, size_);
+    size = std::clamp<int64_t>(size, 0, size_ - offset);
+    if (!file_->ranges_overlap()) file_->DropPages(offset_ + offset, size);
+  }
+
+ private:
+  MappedRange range_;  // drops the pages when the constant goes
+  std::shared_ptr<MappedFile> file_;
+  int64_t offset_;
+  ElementType type_;
+  std::vector<int64_t> shape_;
+  int64_t size_;
+};
+
+absl::StatusOr<std::shared_ptr<const FileConstant>> MappedFileConstant(
+    const std::shared_ptr<MappedFile>& file, int64_t offset, ElementType type, std::vector<int64_t> shape) {
+  const int64_t element_size = static_cast<int64_t>(ElementSize(type));
+  auto count = CheckedElementCount(shape);
+  if (!count.ok()) return count.status();
+  if (element_size == 0 || offset < 0 || offset > file->size() || *count > (file->size() - offset) / element_size)
+    return absl::InternalError(absl::StrCat("mapped constant ", ElementTypeName(type), ShapeToString(shape),
+                                            " at offset ", offset, " does not fit a file of ", file->size(), " bytes"));
+  return std::make_shared<const MappedFileConstantImpl>(file, offset, type, std::move(shape), *count * element_size);
 }
 
 std::shared_ptr<MappedFile> MappedFileCache::Get(const std::string& real_path, int fd, int64_t size) {

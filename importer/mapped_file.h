@@ -12,6 +12,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "attune/tensor.h"
+#include "core/ir/file_constant.h"
 
 namespace attune::importer {
 
@@ -42,6 +43,7 @@ class MappedFile {
 
  private:
   friend class MappedRange;
+  friend class MappedFileConstantImpl;
   friend absl::StatusOr<Tensor> MappedTensor(const std::shared_ptr<MappedFile>& file, int64_t offset,
                                              ElementType type, std::vector<int64_t> shape);
   MappedFile(char* data, int64_t size) : data_(data), size_(size) {}
@@ -66,6 +68,13 @@ class MappedFile {
 /// the process (MADV_DONTNEED) unless another tensor's range overlaps it.
 absl::StatusOr<Tensor> MappedTensor(const std::shared_ptr<MappedFile>& file, int64_t offset, ElementType type,
                                     std::vector<int64_t> shape);
+
+/// The `type` `shape` constant whose bytes lie at `offset` of the file, left
+/// there whatever their alignment (core/ir/file_constant.h). When the
+/// holder is destroyed, the pages wholly inside its range are dropped as for
+/// MappedTensor. The range must lie inside the file (Internal error otherwise).
+absl::StatusOr<std::shared_ptr<const FileConstant>> MappedFileConstant(
+    const std::shared_ptr<MappedFile>& file, int64_t offset, ElementType type, std::vector<int64_t> shape);
 
 /// The external-data files of one model, each mapped once however many of its
 /// tensors it holds.

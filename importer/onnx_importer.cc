@@ -98,7 +98,7 @@ absl::StatusOr<std::unique_ptr<Graph>> ImportParsedModel(onnx::ModelProto& model
     with_rewrite.spans.resize(model.graph().initializer_size());
     left_out = &with_rewrite;
   }
-  importer::TensorSource source{base_dir, options.max_tensor_bytes, mapped_files};
+  importer::TensorSource source{base_dir, options.max_tensor_bytes, mapped_files, options.weights_compressed_at_load};
   RETURN_IF_ERROR(importer::ReadGraph(model.mutable_graph(), source, graph.get(), left_out));
   return graph;
 }

@@ -22,6 +22,8 @@ struct TensorSource {
   /// When set (a model loaded from a file), external data is mapped where its
   /// layout allows (ReadExternalTensor); null copies it.
   MappedFileCache* mapped_files = nullptr;
+  /// The session compresses weights at load (ImportOptions).
+  bool weights_compressed_at_load = false;
 };
 
 /// The raw_data of a tensor that was left out of the parsed proto

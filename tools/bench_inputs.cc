@@ -42,12 +42,15 @@ int64_t IndexLimit(const Graph& graph, const std::string& name) {
     for (const Use& use : v->uses()) {
       const Node* n = use.node;
       if (n->op_type() != "Gather" || use.index != 1 || n->input(0) == nullptr || !n->input(0)->is_constant()) continue;
-      const Tensor* table = n->input(0)->constant();
-      if (table == nullptr) continue;  // released to a kernel that holds it
+      // The value's shape: the data may be released (held by a kernel, or left in the model file).
+      const std::optional<SymbolicShape>& table = n->input(0)->shape();
+      if (!table.has_value() || !IsStatic(*table)) continue;
+      const std::vector<int64_t> dims = StaticDims(*table);
+      const int64_t rank = static_cast<int64_t>(dims.size());
       int64_t axis = n->attributes().GetInt("axis", 0).value_or(0);
-      if (axis < 0) axis += table->rank();
-      if (axis < 0 || axis >= table->rank()) continue;
-      const int64_t rows = table->shape()[axis];
+      if (axis < 0) axis += rank;
+      if (axis < 0 || axis >= rank) continue;
+      const int64_t rows = dims[axis];
       limit = limit < 0 ? rows : std::min(limit, rows);
     }
   }

@@ -125,7 +125,7 @@ class ConstantFoldingPass final : public Pass {
         inputs.emplace_back();
         continue;
       }
-      if (!in->is_constant()) return std::nullopt;
+      if (in->constant() == nullptr) return std::nullopt;  // released constants are not folded
       inputs.push_back(*in->constant());
       const bool only_reader = !in->is_graph_output() && std::all_of(in->uses().begin(), in->uses().end(),
                                                                      [&](const Use& u) { return u.node == &node; });

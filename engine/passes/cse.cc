@@ -158,7 +158,7 @@ class CommonSubexpressionPass final : public Pass {
     for (Node* node : order) {
       for (int i = 0; i < node->num_inputs(); ++i) {
         Value* in = node->input(i);
-        if (in == nullptr || !in->is_constant() || in->producer() != nullptr || in->is_graph_input() ||
+        if (in == nullptr || in->constant() == nullptr || in->producer() != nullptr || in->is_graph_input() ||
             in->constant()->byte_size() > kMaxMergedConstantBytes)
           continue;
         std::vector<Value*>& bucket = by_hash[ConstantHash(*in->constant())];

@@ -50,7 +50,7 @@ absl::StatusOr<ShapeAnalysis> ShapeAnalysis::Run(const Graph& graph) {
     auto it = analysis.facts_.find(v);
     if (it != analysis.facts_.end()) return &it->second;
     ValueFacts f;
-    if (v->is_constant()) {
+    if (v->constant() != nullptr) {  // a released constant keeps its type and shape
       f = FactsOfConstant(*v->constant());
     } else {
       f.type = v->type();

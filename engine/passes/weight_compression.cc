@@ -16,14 +16,17 @@
 // The float B is left without uses (dead code drops it unless an embedding
 // Gather still reads it). Gather, attention's own products and products
 // with a computed B stay as they are.
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "core/common/status_macros.h"
+#include "core/ir/file_constant.h"
 #include "core/schema/half_weight_matmul.h"
 #include "core/schema/quantized_matmul.h"
 #include "engine/passes/passes.h"
@@ -36,23 +39,40 @@ bool IsFloatType(ElementType t) {
   return t == ElementType::kFloat32 || t == ElementType::kFloat16 || t == ElementType::kBFloat16;
 }
 
-// B's constant and how W[n, k] is laid out in it, or the reason it is not one.
+// B's constant and how W[n, k] is laid out in it: a tensor, or bytes left in
+// the model file (core/ir/file_constant.h).
 struct ConstantWeights {
-  const Tensor* tensor = nullptr;
+  const void* data = nullptr;
+  ElementType type = ElementType::kUndefined;
+  std::vector<int64_t> shape;
+  const FileConstant* in_file = nullptr;  // set for bytes in the file
   bool n_major = false;  // [N, K] (transposed) rather than [K, N]
 };
 
 std::optional<ConstantWeights> RankTwoFloatConstant(const Value* v, bool n_major) {
-  if (v == nullptr || v->constant() == nullptr) return std::nullopt;
-  const Tensor* t = v->constant();
-  if (t->rank() != 2 || !IsFloatType(t->type()) || t->num_elements() == 0) return std::nullopt;
-  return ConstantWeights{t, n_major};
+  if (v == nullptr) return std::nullopt;
+  ConstantWeights w;
+  w.n_major = n_major;
+  if (const Tensor* t = v->constant()) {
+    w.data = t->raw_data();
+    w.type = t->type();
+    w.shape = t->shape();
+  } else if (auto* in_file = dynamic_cast<const FileConstant*>(v->constant_holder().get())) {
+    w.data = in_file->bytes();
+    w.type = in_file->type();
+    w.shape = in_file->shape();
+    w.in_file = in_file;
+  } else {
+    return std::nullopt;
+  }
+  if (w.shape.size() != 2 || !IsFloatType(w.type) || w.shape[0] == 0 || w.shape[1] == 0) return std::nullopt;
+  return w;
 }
 
 // B of a MatMul: a constant, or a constant behind a Transpose of its two axes or a Cast to float.
 std::optional<ConstantWeights> MatMulWeights(const Value* b) {
   if (b == nullptr) return std::nullopt;
-  if (b->constant() != nullptr) return RankTwoFloatConstant(b, false);
+  if (b->is_constant()) return RankTwoFloatConstant(b, false);
   const Node* p = b->producer();
   if (p == nullptr || !p->domain().empty() || p->num_inputs() != 1) return std::nullopt;
   if (p->op_type() == "Transpose") {
@@ -83,6 +103,9 @@ class WeightCompressionPass final : public Pass {
   std::string_view name() const override { return "weight_compression"; }
 
   absl::StatusOr<bool> Run(Graph& graph, PassContext& context) override {
+    // Quantization at load uses the run's threads (all cores unless the session says otherwise).
+    threads_ = context.exec_options.threads > 0 ? context.exec_options.threads
+                                                : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     // The products first: a rewrite replaces a bias Add, which a walk over
     // every node would visit afterwards.
     std::vector<Node*> products;
@@ -109,7 +132,7 @@ class WeightCompressionPass final : public Pass {
     Value* a = node->input(0);
     const std::optional<ConstantWeights> w = MatMulWeights(node->input(1));
     if (!w || a == nullptr || a->type() != ElementType::kFloat32) return false;
-    const int64_t n = w->n_major ? w->tensor->shape()[0] : w->tensor->shape()[1];
+    const int64_t n = w->n_major ? w->shape[0] : w->shape[1];
     // A bias row added to the product alone becomes the op's bias.
     Node* product = node;
     const Value* bias = nullptr;
@@ -140,7 +163,7 @@ class WeightCompressionPass final : public Pass {
     if (*trans_a != 0 || *alpha != 1.0f || a == nullptr || a->type() != ElementType::kFloat32) return false;
     const std::optional<ConstantWeights> w = RankTwoFloatConstant(node->input(1), *trans_b != 0);
     if (!w) return false;
-    const int64_t n = w->n_major ? w->tensor->shape()[0] : w->tensor->shape()[1];
+    const int64_t n = w->n_major ? w->shape[0] : w->shape[1];
     Value* c = node->input(2);
     const Value* bias = c == nullptr ? nullptr : BiasRow(c, n);
     if (c != nullptr && (bias == nullptr || *beta != 1.0f)) return false;
@@ -153,7 +176,7 @@ class WeightCompressionPass final : public Pass {
   // over 16-bit weights; with it, those writing a graph output when the
   // options keep them (the report says so).
   bool Skipped(PassContext& context, const ConstantWeights& w, const Node& product, const Node& last) const {
-    if (options_.format == WeightFormat::kAsIs) return w.tensor->type() == ElementType::kFloat32;
+    if (options_.format == WeightFormat::kAsIs) return w.type == ElementType::kFloat32;
     if (!options_.keep_output_products || !last.output(0)->is_graph_output()) return false;
     AddRejection(context.report, {product.name(), "weight_compression",
                                   "writes a graph output, and products writing one stay in float (keep_output_products)"});
@@ -162,12 +185,11 @@ class WeightCompressionPass final : public Pass {
 
   absl::Status Replace(Graph& graph, Node* at, Value* a, const ConstantWeights& w, Value* bias,
                        const std::string& label) {
-    const Tensor& t = *w.tensor;
     quantized::FloatWeights fw;
-    fw.data = t.raw_data();
-    fw.type = t.type();
-    fw.k = w.n_major ? t.shape()[1] : t.shape()[0];
-    fw.n = w.n_major ? t.shape()[0] : t.shape()[1];
+    fw.data = w.data;
+    fw.type = w.type;
+    fw.k = w.n_major ? w.shape[1] : w.shape[0];
+    fw.n = w.n_major ? w.shape[0] : w.shape[1];
     fw.k_stride = w.n_major ? 1 : fw.n;
     fw.n_stride = w.n_major ? fw.k : 1;
     // The products take the bias as [N]; a [1, N] row is viewed so.
@@ -176,9 +198,13 @@ class WeightCompressionPass final : public Pass {
       std::memcpy(row.raw_data(), bias->constant()->raw_data(), row.byte_size());
       bias = graph.AddConstant(graph.UniqueName(absl::StrCat(bias->name(), "_row")), std::move(row));
     }
-    if (options_.format == WeightFormat::kAsIs || options_.format == WeightFormat::kBf16)
-      return ReplaceWithHalf(graph, at, a, fw, bias);
-    return ReplaceWithNBits(graph, at, a, fw, bias, label);
+    const absl::Status done = options_.format == WeightFormat::kAsIs || options_.format == WeightFormat::kBf16
+                                  ? ReplaceWithHalf(graph, at, a, fw, bias)
+                                  : ReplaceWithNBits(graph, at, a, fw, bias, label, w.in_file);
+    // Bytes read from the file leave the process now; a Gather of the same
+    // table (a tied lm_head) brings back only the rows it reads.
+    if (w.in_file != nullptr) w.in_file->DropPages();
+    return done;
   }
 
   // W [N, K] in the weights' own 16-bit type, or bfloat16 from float32 (rounded to nearest even).
@@ -190,8 +216,8 @@ class WeightCompressionPass final : public Pass {
       for (int64_t k = 0; k < fw.k; ++k) {
         const int64_t at_src = k * fw.k_stride + n * fw.n_stride;
         dst[n * fw.k + k] = fw.type == ElementType::kFloat32
-                                ? FloatToBFloat16(static_cast<const float*>(fw.data)[at_src]).bits
-                                : static_cast<const uint16_t*>(fw.data)[at_src];
+                                ? FloatToBFloat16(quantized::LoadWeight<float>(fw.data, at_src)).bits
+                                : quantized::LoadWeight<uint16_t>(fw.data, at_src);
       }
     const std::string base = at->name().empty() ? std::string("weights") : at->name();
     std::vector<Value*> inputs = {a, graph.AddConstant(graph.UniqueName(absl::StrCat(base, "_W16")), std::move(w))};
@@ -200,13 +226,18 @@ class WeightCompressionPass final : public Pass {
     return absl::OkStatus();
   }
 
-  absl::Status ReplaceWithNBits(Graph& graph, Node* at, Value* a, const quantized::FloatWeights& fw, Value* bias,
-                                const std::string& label) {
+  absl::Status ReplaceWithNBits(Graph& graph, Node* at, Value* a, quantized::FloatWeights fw, Value* bias,
+                                const std::string& label, const FileConstant* in_file) {
+    // Rows of a transposed weight in the file are contiguous: each slice leaves as soon as it is quantized.
+    if (in_file != nullptr && fw.n_stride == fw.k) {
+      const int64_t row_bytes = fw.k * static_cast<int64_t>(ElementSize(fw.type));
+      fw.rows_done = [in_file, row_bytes](int64_t rows) { in_file->DropPages(0, rows * row_bytes); };
+    }
     quantized::NBitsQuantizeOptions q;
     q.bits = options_.format == WeightFormat::kInt8 ? 8 : 4;
     q.block_size = options_.block_size;
     q.symmetric = options_.symmetric;
-    ASSIGN_OR_RETURN(quantized::NBitsConstants constants, quantized::QuantizeToNBits(fw, q, label));
+    ASSIGN_OR_RETURN(quantized::NBitsConstants constants, quantized::QuantizeToNBits(fw, q, label, threads_));
     const std::string base = at->name().empty() ? std::string("weights") : at->name();
     std::vector<Value*> inputs = {a, graph.AddConstant(graph.UniqueName(absl::StrCat(base, "_Q", q.bits)),
                                                        std::move(constants.b)),
@@ -232,6 +263,7 @@ class WeightCompressionPass final : public Pass {
   }
 
   WeightCompressionOptions options_;
+  int threads_ = 1;
 };
 
 }  // namespace

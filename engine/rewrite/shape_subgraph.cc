@@ -190,7 +190,7 @@ std::string ShapeSubgraph::Fingerprint(std::vector<std::string>& symbols) const 
         continue;
       }
       auto it = refs.find(in);
-      if (it == refs.end() && in->is_constant()) it = refs.emplace(in, TensorText(*in->constant())).first;
+      if (it == refs.end() && in->constant() != nullptr) it = refs.emplace(in, TensorText(*in->constant())).first;
       absl::StrAppend(&out, it != refs.end() ? it->second : "?", ",");
     }
     out += "){";

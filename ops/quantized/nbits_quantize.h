@@ -13,6 +13,8 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
+#include <functional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -21,13 +23,24 @@
 namespace attune::quantized {
 
 /// The weights W[n, k] of a product: element (k, n) is at data[k * k_stride +
-/// n * n_stride], of type float32, float16 or bfloat16.
+/// n * n_stride], of type float32, float16 or bfloat16. `data` may be
+/// unaligned (weights left in the model file, core/ir/file_constant.h): read it with LoadWeight.
 struct FloatWeights {
   const void* data = nullptr;
   ElementType type = ElementType::kFloat32;
   int64_t k = 0, n = 0;
   int64_t k_stride = 0, n_stride = 0;
+  /// Called after each slice of 1024 outputs n with the number quantized so far (may be empty).
+  std::function<void(int64_t)> rows_done;
 };
+
+/// Element `at` of T at `data`, whatever the alignment.
+template <typename T>
+T LoadWeight(const void* data, int64_t at) {
+  T v;
+  std::memcpy(&v, static_cast<const char*>(data) + at * static_cast<int64_t>(sizeof(T)), sizeof(T));
+  return v;
+}
 
 struct NBitsQuantizeOptions {
   int bits = 4;          // 4 or 8
@@ -43,7 +56,8 @@ struct NBitsConstants {
 };
 
 /// Quantizes `w`; `label` names the weight in errors (a NaN or infinite weight, bad options).
+/// Output rows are split across `threads` (0: one); every split gives the same bytes.
 absl::StatusOr<NBitsConstants> QuantizeToNBits(const FloatWeights& w, const NBitsQuantizeOptions& options,
-                                               const std::string& label);
+                                               const std::string& label, int threads = 0);
 
 }  // namespace attune::quantized

@@ -94,7 +94,9 @@ absl::Status NBitsWeights::Multiply(const NBitsKernelSet& kernels, const float* 
 void NBitsWeights::MultiplyRows(const NBitsKernelSet& kernels, const float* a, int64_t m, float* y,
                                 int threads) const {
   const int64_t k = params_.k, n = params_.n, kb = params_.k_blocks(), padded = kb * params_.block_size;
-  const bool int8 = params_.activation_mode() == qmatmul::ActivationMode::kInt8Blocks;
+  // Float zero points have no integer correction: such files keep float32 activations.
+  const bool int8 =
+      params_.activation_mode() == qmatmul::ActivationMode::kInt8Blocks && view_.zero_points_f32 == nullptr;
   std::vector<int8_t> q(int8 ? m * padded : 0);
   std::vector<float> qscale(int8 ? m * kb : 0);
   std::vector<int32_t> qsum(int8 ? m * kb : 0);

@@ -3,6 +3,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/common/status_macros.h"
+#include "core/ir/file_constant.h"
 #include "ops/shape/axis_util.h"
 #include "ops/shape/shape_kernels.h"
 #include "ops/shape/strided_copy.h"
@@ -25,22 +26,22 @@ absl::StatusOr<std::vector<int64_t>> ResolveIndices(const Tensor& indices, int64
   return idx;
 }
 
-absl::Status GatherRun(KernelContext& ctx, int64_t axis_attr) {
-  ASSIGN_OR_RETURN(const Tensor* data, RequiredInput(ctx, 0, "Gather", "data"));
+// Gather over data of `type` and `shape` whose bytes are at `src` (any alignment: rows are copied as bytes).
+absl::Status GatherBytes(KernelContext& ctx, ElementType type, const std::vector<int64_t>& shape, const char* src,
+                         int64_t axis_attr) {
   ASSIGN_OR_RETURN(const Tensor* indices, RequiredInput(ctx, 1, "Gather", "indices"));
-  const int64_t rank = data->rank();
+  const int64_t rank = static_cast<int64_t>(shape.size());
   ASSIGN_OR_RETURN(const int64_t axis, NormalizeAxis(axis_attr, rank, "Gather"));
-  const int64_t dim = data->shape()[axis];
+  const int64_t dim = shape[axis];
   ASSIGN_OR_RETURN(std::vector<int64_t> idx, ResolveIndices(*indices, dim, axis, "Gather"));
-  std::vector<int64_t> out_shape(data->shape().begin(), data->shape().begin() + axis);
+  std::vector<int64_t> out_shape(shape.begin(), shape.begin() + axis);
   out_shape.insert(out_shape.end(), indices->shape().begin(), indices->shape().end());
-  out_shape.insert(out_shape.end(), data->shape().begin() + axis + 1, data->shape().end());
-  ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutputForOverwrite(0, data->type(), out_shape));
+  out_shape.insert(out_shape.end(), shape.begin() + axis + 1, shape.end());
+  ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutputForOverwrite(0, type, out_shape));
   if (out->num_elements() == 0) return absl::OkStatus();
-  const int64_t outer = DimProduct(data->shape(), 0, axis);
-  const int64_t block = DimProduct(data->shape(), axis + 1, rank) * static_cast<int64_t>(ElementSize(data->type()));
+  const int64_t outer = DimProduct(shape, 0, axis);
+  const int64_t block = DimProduct(shape, axis + 1, rank) * static_cast<int64_t>(ElementSize(type));
   const int64_t n = static_cast<int64_t>(idx.size());
-  const char* src = static_cast<const char*>(data->raw_data());
   char* dst = static_cast<char*>(out->raw_data());
   const int threads = ThreadsForBytes(static_cast<int64_t>(out->byte_size()), ctx.threads());
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
@@ -50,6 +51,28 @@ absl::Status GatherRun(KernelContext& ctx, int64_t axis_attr) {
   }
   return absl::OkStatus();
 }
+
+absl::Status GatherRun(KernelContext& ctx, int64_t axis_attr) {
+  ASSIGN_OR_RETURN(const Tensor* data, RequiredInput(ctx, 0, "Gather", "data"));
+  return GatherBytes(ctx, data->type(), data->shape(), static_cast<const char*>(data->raw_data()), axis_attr);
+}
+
+// Gather from a table left in the model file (an embedding, core/ir/file_constant.h):
+// only the pages of the rows it reads become resident.
+class GatherFromFileKernel final : public Kernel {
+ public:
+  GatherFromFileKernel(std::shared_ptr<const ConstantHolder> held, const FileConstant* table, int64_t axis)
+      : held_(std::move(held)), table_(table), axis_(axis) {}
+  absl::Status Run(KernelContext& ctx) const override {
+    return GatherBytes(ctx, table_->type(), table_->shape(), table_->bytes(), axis_);
+  }
+  std::shared_ptr<const ConstantHolder> HeldInput(int i) const override { return i == 0 ? held_ : nullptr; }
+
+ private:
+  std::shared_ptr<const ConstantHolder> held_;
+  const FileConstant* table_;
+  int64_t axis_;
+};
 
 template <typename U>
 void GatherElementsTyped(const U* src, U* dst, const std::vector<int64_t>& idx, const std::vector<int64_t>& out_shape,
@@ -99,6 +122,9 @@ absl::Status GatherElementsRun(KernelContext& ctx, int64_t axis_attr) {
 
 KernelOr MakeGatherKernel(const KernelInfo& info) {
   ASSIGN_OR_RETURN(const int64_t axis, info.attrs().GetInt("axis", 0));
+  if (!info.released_constants.empty() && info.released_constants[0] != nullptr)
+    if (auto* table = dynamic_cast<const FileConstant*>(info.released_constants[0].get()))
+      return std::make_unique<GatherFromFileKernel>(info.released_constants[0], table, axis);
   return MakeKernel([axis](KernelContext& ctx) { return GatherRun(ctx, axis); });
 }
 

@@ -93,6 +93,8 @@ const Shape kShapes[] = {
     {256, 20, 4, 32, ZeroPoints::kNone},   {200, 9, 4, 32, ZeroPoints::kPacked}, {384, 7, 4, 128, ZeroPoints::kPacked},
     {96, 5, 4, 16, ZeroPoints::kNone},     {160, 6, 8, 32, ZeroPoints::kPacked}, {130, 5, 8, 64, ZeroPoints::kNone},
     {128, 5, 2, 32, ZeroPoints::kPacked},  {96, 4, 4, 32, ZeroPoints::kFloat},   {64, 3, 8, 16, ZeroPoints::kPacked},
+    // Rows of the 4-bit kernels spanning several 64-byte chunks, a last partial chunk, blocks of 64 and 256.
+    {1000, 11, 4, 64, ZeroPoints::kPacked}, {640, 6, 4, 256, ZeroPoints::kNone}, {2080, 9, 4, 32, ZeroPoints::kPacked},
 };
 
 std::string Label(const NBitsKernelSet& ks, const Shape& s) {

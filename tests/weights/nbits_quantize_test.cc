@@ -3,7 +3,10 @@
 // range, the padding of a partial block dequantizes to zero, and a weight that
 // is not finite is refused with a line naming it.
 #include <cmath>
+#include <cstring>
+#include <limits>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -81,6 +84,33 @@ TEST(NBitsQuantize, BadOptionsAreRefused) {
   EXPECT_FALSE(quantized::QuantizeToNBits(fw, {3, 32, false}, "w").ok());
   EXPECT_FALSE(quantized::QuantizeToNBits(fw, {4, 48, false}, "w").ok());
   EXPECT_FALSE(quantized::QuantizeToNBits(fw, {4, 8, false}, "w").ok());
+}
+
+// Rows split across threads, in slices of 1024: the same bytes for any thread count, each slice
+// reported once it is done, and the first weight that cannot be quantized named as without threads.
+TEST(NBitsQuantize, ThreadCountGivesTheSameBytes) {
+  const int64_t k = 64, n = 2100;
+  std::mt19937 rng(3);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  std::vector<float> w(k * n);
+  for (float& x : w) x = dist(rng);
+  quantized::FloatWeights fw{w.data(), ElementType::kFloat32, k, n, 1, k};  // [N, K]: a transposed weight
+  std::vector<int64_t> done;
+  fw.rows_done = [&](int64_t rows) { done.push_back(rows); };
+  auto one = quantized::QuantizeToNBits(fw, {4, 32, false}, "w", 1);
+  EXPECT_EQ(done, (std::vector<int64_t>{1024, 2048, 2100}));
+  auto two = quantized::QuantizeToNBits(fw, {4, 32, false}, "w", 2);
+  ASSERT_TRUE(one.ok() && two.ok());
+  for (auto [a, b] : {std::pair{&one->b, &two->b}, {&one->scales, &two->scales}, {&one->zero_points, &two->zero_points}})
+    EXPECT_EQ(0, std::memcmp(a->raw_data(), b->raw_data(), a->byte_size()));
+  w[1700 * k + 9] = std::numeric_limits<float>::infinity();
+  w[1500 * k + 5] = std::numeric_limits<float>::quiet_NaN();
+  fw.rows_done = nullptr;
+  for (int threads : {1, 2}) {
+    auto bad = quantized::QuantizeToNBits(fw, {4, 32, false}, "w", threads);
+    ASSERT_FALSE(bad.ok());
+    EXPECT_NE(bad.status().message().find("(k 5, n 1500)"), std::string::npos) << bad.status();
+  }
 }
 
 }  // namespace
