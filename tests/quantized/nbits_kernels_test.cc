@@ -13,6 +13,7 @@
 #include "gtest/gtest.h"
 #include "ops/quantized/nbits_kernels.h"
 #include "ops/quantized/nbits_weights.h"
+#include "tests/common/random_values.h"
 
 namespace attune::quantized {
 namespace {
@@ -65,13 +66,7 @@ double Weight(const Data& d, int64_t row, int64_t k) {
          static_cast<double>(d.scales.data<float>()[row * kb + blk]);
 }
 
-std::vector<float> RandomRow(int64_t k, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> dist(0.0f, 1.0f);
-  std::vector<float> a(k);
-  for (auto& v : a) v = dist(rng);
-  return a;
-}
+std::vector<float> RandomRow(int64_t k, uint32_t seed) { return testing::NormalValues(k, seed); }
 
 // Same class (NaN, ±inf) and, when finite, within tol.
 void ExpectClose(double want, float got, double tol, const std::string& what) {

@@ -12,6 +12,7 @@
 #include "attune/session.h"
 #include "core/ir/file_constant.h"
 #include "gtest/gtest.h"
+#include "tests/common/random_values.h"
 #include "tests/importer/model_builder.h"
 
 namespace attune::testing {
@@ -19,13 +20,7 @@ namespace {
 
 constexpr int64_t kVocab = 1024, kWidth = 256, kOut = 1024;  // each weight 1 MiB, the size that stays in the file
 
-std::vector<float> RandomValues(int64_t count, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> dist(0.0f, 0.05f);
-  std::vector<float> v(count);
-  for (auto& x : v) x = dist(rng);
-  return v;
-}
+std::vector<float> RandomValues(int64_t count, uint32_t seed) { return NormalValues(count, seed, 0.05f); }
 
 // Where `raw` starts in `bytes` (the weights are random: their first bytes are unique).
 int64_t OffsetOf(const std::string& bytes, const std::string& raw) {
