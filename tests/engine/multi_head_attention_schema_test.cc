@@ -44,7 +44,8 @@ TEST(MultiHeadAttentionSchema, NamesAreTheSavedOnes) {
   EXPECT_STREQ(kHiddenFills, "hidden_fills");
   EXPECT_STREQ(kKeyPadding, "key_padding");
   EXPECT_EQ(kInputKeyPadding, 6);
-  EXPECT_EQ(kNumInputs, 7);
+  EXPECT_EQ(kInputSinks, 7);
+  EXPECT_EQ(kNumInputs, 8);
 }
 
 TEST(MultiHeadAttentionSchema, AWrongNameIsRefusedWithTheAllowedOnes) {
