@@ -8,7 +8,8 @@ products/model.onnx: every product form the compression pass takes, and one it l
   Y4 = MatMul(A, Cast(B4, to=float))  B4 float16 [80, 24]
   Y5 = Gather(B3, ids)                the embedding: stays float
   Y6 = MatMul(A, Transpose(X))        B computed from an input: stays float
-with inputs in products/inputs/*.npy.
+with inputs in products/inputs/*.npy, and B1 and bias1 in products/weights/*.npy (the Python test's
+reference reads them without the onnx package).
 
 Run: /usr/bin/python3 tests/weights/gen_weight_fixtures.py
 
@@ -83,6 +84,10 @@ def main():
     onnx.save(model, os.path.join(out, "model.onnx"))
     for name, value in inputs.items():
         np.save(os.path.join(out, "inputs", name + ".npy"), value)
+    os.makedirs(os.path.join(out, "weights"), exist_ok=True)
+    initializers = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
+    for name in ("B1", "bias1"):
+        np.save(os.path.join(out, "weights", name + ".npy"), initializers[name])
 
 
 if __name__ == "__main__":
