@@ -81,9 +81,32 @@ struct PoolRun {
   StorageOf<T>* y;
   int64_t* indices;  // MaxPool's second output, or null
 
+  using C = ComputeOf<T>;
+  using Acc = std::conditional_t<std::is_same_v<C, double>, double, std::conditional_t<kIsFloat<T>, float, C>>;
+
+  // A window's maximum, element by element in window order: a NaN wins and
+  // the first NaN is kept; an empty window gives the lowest value.
+  struct RunningMax {
+    C best = std::numeric_limits<C>::lowest();
+    bool any = false;
+    // Whether v is the new maximum.
+    bool Take(C v) {
+      bool take = v > best || !any;
+      if constexpr (kIsFloat<T>) take = take || (std::isnan(v) && !std::isnan(best));
+      if (take) best = v;
+      any = true;
+      return take;
+    }
+  };
+
+  // AveragePool's divisor: the window's positions inside the padded extent
+  // (count_include_pad) or inside the input.
+  C Mean(Acc sum, int64_t padded_count, int64_t in_bounds) const {
+    const int64_t count = attrs.count_include_pad ? padded_count : in_bounds;
+    return static_cast<C>(sum / static_cast<Acc>(count));
+  }
+
   void Plane(int64_t plane, const std::vector<AxisWindows>& axes, WindowOffsets& w) const {
-    using C = ComputeOf<T>;
-    using Acc = std::conditional_t<std::is_same_v<C, double>, double, std::conditional_t<kIsFloat<T>, float, C>>;
     const int rank = g.spatial_rank();
     int64_t in_plane = 1, out_plane = 1;
     for (int a = 0; a < rank; ++a) in_plane *= g.input[a], out_plane *= g.output[a];
@@ -93,15 +116,11 @@ struct PoolRun {
       CollectWindow(g, axes, out_index, indices != nullptr && attrs.storage_order == 1, w);
       C result{};
       if (kind == PoolKind::kMax) {
-        C best = std::numeric_limits<C>::lowest();
+        RunningMax max;
         int64_t arg = -1;
-        for (size_t i = 0; i < w.row_major.size(); ++i) {
-          const C v = Arith<T>::Load(xp[w.row_major[i]]);
-          bool take = v > best || arg < 0;
-          if constexpr (kIsFloat<T>) take = take || (std::isnan(v) && !std::isnan(best));
-          if (take) best = v, arg = static_cast<int64_t>(i);
-        }
-        result = best;
+        for (size_t i = 0; i < w.row_major.size(); ++i)
+          if (max.Take(Arith<T>::Load(xp[w.row_major[i]]))) arg = static_cast<int64_t>(i);
+        result = max.best;
         if (indices != nullptr) {
           const int64_t local = arg < 0 ? 0 : (attrs.storage_order == 1 ? w.column_major[arg] : w.row_major[arg]);
           indices[plane * out_plane + o] = plane * in_plane + local;
@@ -110,8 +129,7 @@ struct PoolRun {
         Acc sum = 0;
         if (kind == PoolKind::kAverage) {
           for (int64_t off : w.row_major) sum += static_cast<Acc>(Arith<T>::Load(xp[off]));
-          const int64_t count = attrs.count_include_pad ? w.padded_count : static_cast<int64_t>(w.row_major.size());
-          result = static_cast<C>(sum / static_cast<Acc>(count));
+          result = Mean(sum, w.padded_count, static_cast<int64_t>(w.row_major.size()));
         } else {
           for (int64_t off : w.row_major)
             sum += static_cast<Acc>(std::pow(std::fabs(static_cast<double>(Arith<T>::Load(xp[off]))), attrs.p));
@@ -130,8 +148,6 @@ struct PoolRun {
   // CNN case: the same windows reduced in the same order (rows, then columns
   // within a row), without listing each window's offsets.
   void Plane2d(int64_t plane, const std::vector<AxisWindows>& axes) const {
-    using C = ComputeOf<T>;
-    using Acc = std::conditional_t<std::is_same_v<C, double>, double, std::conditional_t<kIsFloat<T>, float, C>>;
     const int64_t in_w = g.input[1], out_h = g.output[0], out_w = g.output[1];
     const StorageOf<T>* xp = x + plane * g.input[0] * in_w;
     StorageOf<T>* yp = y + plane * out_h * out_w;
@@ -141,25 +157,16 @@ struct PoolRun {
         const std::vector<int64_t>& cols = axes[1].positions[ow];
         C result{};
         if (kind == PoolKind::kMax) {
-          C best = std::numeric_limits<C>::lowest();
-          bool any = false;
+          RunningMax max;
           for (int64_t r : rows)
-            for (int64_t c : cols) {
-              const C v = Arith<T>::Load(xp[r * in_w + c]);
-              bool take = v > best || !any;
-              if constexpr (kIsFloat<T>) take = take || (std::isnan(v) && !std::isnan(best));
-              if (take) best = v;
-              any = true;
-            }
-          result = best;
+            for (int64_t c : cols) max.Take(Arith<T>::Load(xp[r * in_w + c]));
+          result = max.best;
         } else if constexpr (kIsFloat<T>) {
           Acc sum = 0;
           for (int64_t r : rows)
             for (int64_t c : cols) sum += static_cast<Acc>(Arith<T>::Load(xp[r * in_w + c]));
-          const int64_t count = attrs.count_include_pad
-                                    ? axes[0].padded_count[oh] * axes[1].padded_count[ow]
-                                    : static_cast<int64_t>(rows.size() * cols.size());
-          result = static_cast<C>(sum / static_cast<Acc>(count));
+          result = Mean(sum, axes[0].padded_count[oh] * axes[1].padded_count[ow],
+                        static_cast<int64_t>(rows.size() * cols.size()));
         }
         yp[oh * out_w + ow] = Arith<T>::Store(result);
       }
