@@ -3,7 +3,8 @@
 //   int8 / int4: a com.microsoft.MatMulNBits over B quantized blockwise along
 //                K, as ONNX Runtime's MatMulNBitsQuantizer writes it
 //                (ops/quantized/nbits_quantize.h);
-//   bf16:        an attune.HalfWeightMatMul over B rounded to bfloat16.
+//   bf16:        an attune.HalfWeightMatMul over B rounded to bfloat16, A
+//                rounded too (accuracy_level 3) unless accuracy_level is 1.
 // Without compression, a float16 / bfloat16 B behind a Cast to float32 still
 // becomes an attune.HalfWeightMatMul over B as it is (the widening is exact),
 // so no float32 copy of it is made at run time.
@@ -222,7 +223,13 @@ class WeightCompressionPass final : public Pass {
     const std::string base = at->name().empty() ? std::string("weights") : at->name();
     std::vector<Value*> inputs = {a, graph.AddConstant(graph.UniqueName(absl::StrCat(base, "_W16")), std::move(w))};
     if (bias != nullptr) inputs.push_back(bias);
-    graph.ReplaceNode(at, halfw::kOpType, halfw::kDomain, std::move(inputs), Attributes{});
+    // A weight file's 16-bit W behind its Cast keeps float32 activations (the
+    // Cast is exact); compression to bf16 rounds them too unless the user
+    // asks for accuracy_level 1.
+    Attributes attrs;
+    if (options_.format == WeightFormat::kBf16)
+      attrs.Set(halfw::kAccuracyLevel, options_.accuracy_level == 1 ? halfw::kFloat32Activations : halfw::kBf16Activations);
+    graph.ReplaceNode(at, halfw::kOpType, halfw::kDomain, std::move(inputs), std::move(attrs));
     return absl::OkStatus();
   }
 

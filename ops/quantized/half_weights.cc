@@ -44,12 +44,16 @@ void HalfWidenRowsPortable(const HalfView& w, int64_t n0, int64_t n1, float* dst
     for (int64_t k = 0; k < w.k; ++k) dst[(j - n0) * w.k + k] = Widen(w, w.w[j * w.k + k]);
 }
 
+void RoundToBf16Portable(const float* src, int64_t count, uint16_t* dst) {
+  for (int64_t i = 0; i < count; ++i) dst[i] = FloatToBFloat16(src[i]).bits;
+}
+
 }  // namespace
 
 const std::vector<HalfKernelSet>& AvailableHalfKernels() {
   static const std::vector<HalfKernelSet> kernels = [] {
-    std::vector<HalfKernelSet> k = {{IsaName(Isa::kGeneric), HalfGemvPortable, HalfWidenRowsPortable}};
-    if (IsaSupported(Isa::kAvx512)) k.push_back({IsaName(Isa::kAvx512), HalfGemvAvx512, HalfWidenRowsAvx512});
+    std::vector<HalfKernelSet> k = {{IsaName(Isa::kGeneric), HalfGemvPortable, HalfWidenRowsPortable, RoundToBf16Portable}};
+    if (IsaSupported(Isa::kAvx512)) k.push_back({IsaName(Isa::kAvx512), HalfGemvAvx512, HalfWidenRowsAvx512, RoundToBf16Avx512});
     return k;
   }();
   return kernels;

@@ -21,11 +21,15 @@ struct HalfView {
 using HalfGemvFn = void (*)(const HalfView& w, const float* a, float* y, int64_t n0, int64_t n1);
 /// Rows [n0, n1) of W widened to float32 into dst[(j - n0) · k + k'].
 using HalfWidenRowsFn = void (*)(const HalfView& w, int64_t n0, int64_t n1, float* dst);
+/// dst[i] = the bfloat16 bits of src[i] rounded to nearest even, as
+/// FloatToBFloat16 rounds (subnormals kept, NaN stays NaN).
+using RoundToBf16Fn = void (*)(const float* src, int64_t count, uint16_t* dst);
 
 struct HalfKernelSet {
   const char* name;
   HalfGemvFn gemv;
   HalfWidenRowsFn widen_rows;
+  RoundToBf16Fn round_to_bf16;
 };
 
 /// Every variant this CPU can run, portable first.
@@ -42,5 +46,6 @@ void MultiplyHalfWeights(const HalfKernelSet& kernels, const HalfView& w, const 
 // The variants, for the table.
 void HalfGemvAvx512(const HalfView& w, const float* a, float* y, int64_t n0, int64_t n1);
 void HalfWidenRowsAvx512(const HalfView& w, int64_t n0, int64_t n1, float* dst);
+void RoundToBf16Avx512(const float* src, int64_t count, uint16_t* dst);
 
 }  // namespace attune::quantized

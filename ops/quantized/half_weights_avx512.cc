@@ -49,4 +49,20 @@ void HalfWidenRowsAvx512(const HalfView& w, int64_t n0, int64_t n1, float* dst) 
   }
 }
 
+void RoundToBf16Avx512(const float* src, int64_t count, uint16_t* dst) {
+  const __m512i half_ulp = _mm512_set1_epi32(0x7fff), one = _mm512_set1_epi32(1), quiet = _mm512_set1_epi32(0x40);
+  for (int64_t i = 0; i < count; i += 16) {
+    const __mmask16 mask = count - i >= 16 ? 0xFFFF : static_cast<__mmask16>((1u << (count - i)) - 1);
+    const __m512 x = _mm512_maskz_loadu_ps(mask, src + i);
+    const __m512i bits = _mm512_castps_si512(x);
+    const __m512i high = _mm512_maskz_srli_epi32(0xFFFF, bits, 16);
+    // Nearest even: add 0x7fff plus the lowest kept bit, then drop 16 bits.
+    const __m512i rounded =
+        _mm512_maskz_srli_epi32(0xFFFF, _mm512_add_epi32(bits, _mm512_add_epi32(half_ulp, _mm512_and_si512(high, one))), 16);
+    const __mmask16 nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
+    const __m512i out = _mm512_mask_or_epi32(rounded, nan, high, quiet);
+    _mm256_mask_storeu_epi16(dst + i, mask, _mm512_maskz_cvtepi32_epi16(0xFFFF, out));
+  }
+}
+
 }  // namespace attune::quantized

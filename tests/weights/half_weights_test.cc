@@ -3,9 +3,12 @@
 // reference over the same 16-bit weights, NaN and infinities in A included;
 // variants and thread counts give the same bits. Then through the session:
 // a float16 weight behind a Cast runs as one without a float32 copy, and
-// --weights bf16 rounds float32 weights to bfloat16.
+// --weights bf16 rounds float32 weights to bfloat16 (and A, at accuracy_level
+// 3, its default: the packed bf16 product is checked on its own too).
+#include <bit>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <filesystem>
 #include <random>
 #include <vector>
@@ -15,6 +18,7 @@
 #include "engine/session_access.h"
 #include "gtest/gtest.h"
 #include "importer/onnx_importer.h"
+#include "ops/quantized/bf16_product_onednn.h"
 #include "ops/quantized/half_weights.h"
 #include "tests/common/paths.h"
 
@@ -137,29 +141,112 @@ TEST(HalfWeightProducts, Float16WeightBehindCastRunsWithoutFloatCopy) {
   }
 }
 
-TEST(HalfWeightProducts, Bf16MatchesRoundedWeightsReference) {
-  SessionOptions options;
-  options.weights.format = WeightFormat::kBf16;
-  auto session = Session::Create((ProductsDir() / "model.onnx").string(), options);
-  ASSERT_TRUE(session.ok()) << session.status();
-  const NamedTensors inputs = ProductsInputs();
-  auto y = (*session)->Run(inputs);
-  ASSERT_TRUE(y.ok()) << y.status();
-  auto graph = ImportModelFromFile((ProductsDir() / "model.onnx").string());
-  ASSERT_TRUE(graph.ok());
-  const Tensor& b1 = *(*graph)->FindValue("B1")->constant();
-  const Tensor& bias = *(*graph)->FindValue("bias1")->constant();
-  const Tensor& a = inputs[0].second;
-  for (const auto& [name, t] : *y) {
+TEST(HalfWeightProducts, RoundingToBf16MatchesScalarInEveryVariant) {
+  std::vector<float> x = {0.0f, -0.0f, 1.0f, -1.5f, INFINITY, -INFINITY, std::nanf(""), -std::nanf(""),
+                          std::numeric_limits<float>::max(), std::numeric_limits<float>::denorm_min(),
+                          std::numeric_limits<float>::min(), -3.0e-39f,
+                          std::bit_cast<float>(0x3f808000u),   // a tie, rounds down to even
+                          std::bit_cast<float>(0x3f818000u),   // a tie, rounds up to even
+                          std::bit_cast<float>(0x7f7fffffu),   // rounds up to infinity
+                          std::bit_cast<float>(0x7f800001u)};  // a signalling NaN
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<uint32_t> bits;
+  for (int i = 0; i < 1000; ++i) x.push_back(std::bit_cast<float>(bits(rng)));
+  for (const quantized::HalfKernelSet& kernels : quantized::AvailableHalfKernels()) {
+    std::vector<uint16_t> got(x.size() + 1, 0xABCD);
+    kernels.round_to_bf16(x.data(), static_cast<int64_t>(x.size()), got.data());
+    for (size_t i = 0; i < x.size(); ++i) {
+      const uint16_t want = FloatToBFloat16(x[i]).bits;
+      EXPECT_EQ(got[i], want) << kernels.name << " at " << i << " bits " << std::bit_cast<uint32_t>(x[i]);
+      if (std::isnan(x[i])) EXPECT_TRUE(std::isnan(BFloat16ToFloat(BFloat16{got[i]}))) << kernels.name;
+    }
+    EXPECT_EQ(got.back(), 0xABCD) << kernels.name << " wrote past the end";
+  }
+}
+
+// The packed product against a double-precision sum over the same bfloat16
+// values: every product of two bfloat16 values is exact in float32, so only
+// the float32 sums differ, by at most K·2⁻²⁴ of Σ|a·w|.
+TEST(HalfWeightProducts, PackedBf16ProductMatchesDoubleReference) {
+  for (const Problem p : {Problem{1, 64, 33, true}, Problem{5, 77, 130, true}, Problem{128, 300, 257, true}}) {
+    std::mt19937 rng(static_cast<unsigned>(p.m + p.k));
+    const std::vector<uint16_t> w = RandomWeights(p, rng);
+    auto product = quantized::Bf16PackedProduct::Create(w.data(), p.n, p.k);
+    ASSERT_TRUE(product.ok()) << product.status();
+    if (*product == nullptr) GTEST_SKIP() << "oneDNN has no bf16 matmul on this CPU";
+    std::normal_distribution<float> dist(0.0f, 1.0f);
+    std::vector<uint16_t> a(p.m * p.k);
+    for (uint16_t& x : a) x = FloatToBFloat16(dist(rng)).bits;
+    if (p.m > 1) a[p.k + 3] = FloatToBFloat16(std::nanf("")).bits;  // row 1 is NaN everywhere
+    if (p.m > 2) a[2 * p.k] = FloatToBFloat16(INFINITY).bits;       // row 2 is ±inf or NaN
+    std::vector<float> bias(p.n);
+    for (float& x : bias) x = dist(rng);
+    std::vector<float> first;
+    for (int threads : {1, 2}) {
+      std::vector<float> y(p.m * p.n);
+      ASSERT_TRUE((*product)->Run(a.data(), p.m, bias.data(), y.data(), threads).ok());
+      for (int64_t r = 0; r < p.m; ++r)
+        for (int64_t j = 0; j < p.n; ++j) {
+          double ref = bias[j], magnitude = std::fabs(bias[j]);
+          for (int64_t kk = 0; kk < p.k; ++kk) {
+            const double term = WidenDouble(a[r * p.k + kk], true) * WidenDouble(w[j * p.k + kk], true);
+            ref += term;
+            magnitude += std::fabs(term);
+          }
+          const float got = y[r * p.n + j];
+          if (std::isnan(ref)) {
+            EXPECT_TRUE(std::isnan(got)) << r << "," << j;
+          } else if (std::isinf(ref)) {
+            EXPECT_EQ(got, ref) << r << "," << j;
+          } else {
+            EXPECT_LE(std::fabs(got - ref), static_cast<double>(p.k + 1) * 0x1p-24 * magnitude) << r << "," << j;
+          }
+        }
+      if (first.empty()) first = y;
+      EXPECT_EQ(0, std::memcmp(first.data(), y.data(), y.size() * sizeof(float))) << "threads " << threads;
+    }
+    // The packed copy is the only one held: it gives W back exactly.
+    auto restored = (*product)->holder()->Restore();
+    ASSERT_TRUE(restored.ok()) << restored.status();
+    ASSERT_EQ(restored->shape(), (std::vector<int64_t>{p.n, p.k}));
+    EXPECT_EQ(0, std::memcmp(restored->raw_data(), w.data(), w.size() * sizeof(uint16_t)));
+  }
+}
+
+// Y1 = A · bf16(B1) + bias1 in double, A rounded to bfloat16 when `round_a`.
+void ExpectBf16Y1(const NamedTensors& outputs, const Tensor& a, const Tensor& b1, const Tensor& bias, bool round_a) {
+  bool seen = false;
+  for (const auto& [name, t] : outputs) {
     if (name != "Y1") continue;
+    seen = true;
     for (int r = 0; r < 6; ++r)
       for (int j = 0; j < 48; ++j) {
         double ref = bias.data<float>()[j];
-        for (int kk = 0; kk < 80; ++kk)
-          ref += static_cast<double>(a.data<float>()[r * 80 + kk]) *
+        for (int kk = 0; kk < 80; ++kk) {
+          const float x = a.data<float>()[r * 80 + kk];
+          ref += static_cast<double>(round_a ? BFloat16ToFloat(FloatToBFloat16(x)) : x) *
                  BFloat16ToFloat(FloatToBFloat16(b1.data<float>()[kk * 48 + j]));
+        }
         EXPECT_NEAR(t.data<float>()[r * 48 + j], ref, 1e-5 * (1 + std::fabs(ref))) << r << "," << j;
       }
+  }
+  EXPECT_TRUE(seen);
+}
+
+TEST(HalfWeightProducts, Bf16RoundsActivationsUnlessAccuracyLevelOne) {
+  for (int level : {0, 1, 4}) {
+    SessionOptions options;
+    options.weights.format = WeightFormat::kBf16;
+    options.weights.accuracy_level = level;
+    auto session = Session::Create((ProductsDir() / "model.onnx").string(), options);
+    ASSERT_TRUE(session.ok()) << session.status();
+    const NamedTensors inputs = ProductsInputs();
+    auto y = (*session)->Run(inputs);
+    ASSERT_TRUE(y.ok()) << y.status();
+    auto graph = ImportModelFromFile((ProductsDir() / "model.onnx").string());
+    ASSERT_TRUE(graph.ok());
+    ExpectBf16Y1(*y, inputs[0].second, *(*graph)->FindValue("B1")->constant(),
+                 *(*graph)->FindValue("bias1")->constant(), level != 1);
   }
 }
 
