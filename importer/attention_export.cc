@@ -12,6 +12,7 @@
 #include "core/common/status_macros.h"
 #include "core/schema/multi_head_attention.h"
 #include "importer/attention_sink_export.h"
+#include "importer/gqa_export.h"
 #include "importer/dynamic_int8_export.h"
 #include "importer/fused_matmul_export.h"
 #include "importer/op_fusion_export.h"
@@ -239,9 +240,14 @@ absl::StatusOr<std::unique_ptr<Graph>> RewriteAttentionForOnnx(const Graph& grap
   s.default_opset_after = s.default_opset_before;
 
   absl::flat_hash_map<const Node*, Replacement> replace;
-  std::vector<std::string> with_sinks;
+  std::vector<std::string> with_sinks, as_gqa;
   for (const Node* n : order) {
     if (!mha::IsMultiHeadAttention(*n)) continue;
+    if (IsLoweredGroupQueryAttention(*n)) {  // the vendor op it came from, after the copy
+      as_gqa.push_back(n->name());
+      s.notes.push_back({n->name(), false, "", "", false, true});
+      continue;
+    }
     if (n->input(mha::kInputSinks) != nullptr) {  // ONNX Attention has no sink: the subgraph, after the copy
       with_sinks.push_back(n->name());
       continue;
@@ -278,6 +284,8 @@ absl::StatusOr<std::unique_ptr<Graph>> RewriteAttentionForOnnx(const Graph& grap
     s.default_opset_after = target;
   }
   s.attention_ops = static_cast<int>(replace.size());
+  WriteGroupQueryAttentionBack(*copy, as_gqa);
+  s.group_query_attention_ops = static_cast<int>(as_gqa.size());
   for (const std::string& name : with_sinks) {
     std::string why = WriteSinkAttentionAsSubgraph(*copy, copy->FindNode(name), copy->OpsetFor(""));
     if (why.empty()) ++s.attention_subgraphs;

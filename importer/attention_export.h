@@ -22,6 +22,8 @@ struct AttentionExportNote {
   std::string nonfinite_difference;
   /// Written back as the standard subgraph it replaced (attention sinks, which ONNX Attention lacks).
   bool as_subgraph = false;
+  /// Written back as the com.microsoft.GroupQueryAttention it was lowered from (gqa_export.h).
+  bool as_vendor_op = false;
 };
 
 struct AttentionExportSummary {
@@ -29,6 +31,7 @@ struct AttentionExportSummary {
   int default_opset_after = 0;
   int attention_ops = 0;  // nodes written as ONNX Attention
   int attention_subgraphs = 0;  // nodes written as their standard subgraph (attention sinks)
+  int group_query_attention_ops = 0;  // nodes written back as com.microsoft.GroupQueryAttention
   std::vector<AttentionExportNote> notes;
   /// Set when an op of the graph changed meaning between the model's opset and
   /// 23, so the opset could not be raised and every node stayed attune.
@@ -39,9 +42,10 @@ struct AttentionExportSummary {
 /// model's opset `from` were raised to `to`; "" when it would not.
 std::string OpsetRaiseProblem(const Node& node, int from, int to);
 
-/// A copy of `graph` in which every attune.MultiHeadAttention that ONNX
-/// Attention expresses exactly is an `Attention` node (same name, inputs,
-/// outputs), the default opset raised to at least 23 when any was written.
+/// A copy of `graph` in which every attune.MultiHeadAttention lowered from a
+/// com.microsoft.GroupQueryAttention is that op again, and every other one
+/// that ONNX Attention expresses exactly is an `Attention` node (same name,
+/// inputs, outputs), the default opset raised to at least 23 when any was written.
 absl::StatusOr<std::unique_ptr<Graph>> RewriteAttentionForOnnx(const Graph& graph, AttentionExportSummary* summary);
 
 /// RewriteAttentionForOnnx, then FusedMatMul and the op fusions' ops the

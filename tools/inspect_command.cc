@@ -53,13 +53,14 @@ nlohmann::json ExportSummaryToJson(const std::string& path, const AttentionExpor
   nlohmann::json kept = nlohmann::json::array();
   nlohmann::json differs = nlohmann::json::array();
   for (const AttentionExportNote& note : s.notes) {
-    if (!note.as_onnx_attention && !note.as_subgraph) kept.push_back({{"node", note.node}, {"reason", note.reason}});
+    if (!note.as_onnx_attention && !note.as_subgraph && !note.as_vendor_op) kept.push_back({{"node", note.node}, {"reason", note.reason}});
     if (!note.nonfinite_difference.empty())
       differs.push_back({{"node", note.node}, {"difference", note.nonfinite_difference}});
   }
   return {{"path", path},
           {"attention_ops", s.attention_ops},
           {"attention_subgraphs", s.attention_subgraphs},
+          {"group_query_attention_ops", s.group_query_attention_ops},
           {"kept_as_multi_head_attention", kept},
           {"nonfinite_differences", differs},
           {"default_opset_before", s.default_opset_before},

@@ -190,6 +190,9 @@ std::string RenderTextReport(const nlohmann::json& r, bool colour) {
     if (saved.value("attention_subgraphs", 0) > 0)
       absl::StrAppendFormat(&out, "  %-12s %d written as the standard subgraph (attention sinks: ONNX Attention has "
                             "none)\n", "attention", saved["attention_subgraphs"].get<int>());
+    if (saved.value("group_query_attention_ops", 0) > 0)
+      absl::StrAppendFormat(&out, "  %-12s %d written back as com.microsoft.GroupQueryAttention, as they came\n",
+                            "attention", saved["group_query_attention_ops"].get<int>());
     absl::StrAppendFormat(&out, "  %-12s ai.onnx %d -> %d\n", "opset", saved["default_opset_before"].get<int>(),
                           saved["default_opset"].get<int>());
     for (const auto& kept : saved["kept_as_multi_head_attention"])

@@ -4,15 +4,18 @@
 // where ONNX Runtime has no CPU kernel: data/<case>/REFERENCE says so). No
 // vendor op is left after the passes, and the report says how each was mapped.
 // Malformed files (data_bad/<case>) fail at load with the line their ERROR file holds.
+// The saved optimised form of each runs again with the same outputs.
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include "absl/strings/match.h"
 #include "attune/session.h"
 #include "engine/io/npy.h"
 #include "gtest/gtest.h"
+#include "importer/onnx_importer.h"
 #include "tests/common/compare.h"
 #include "tests/common/paths.h"
 
@@ -96,6 +99,43 @@ TEST_P(ContribModelTest, MatchesOnnxRuntimeFusedAndUnfused) {
       EXPECT_TRUE(mapped) << "the report does not say how node " << node << " was mapped";
     }
   }
+}
+
+// --save-optimized of each file runs again with the same outputs; a lowered
+// GroupQueryAttention is written back as itself (ONNX has no op for the
+// seqlens_k contract), so a genai file's saved form has no attune op left.
+TEST_P(ContribModelTest, SavedOptimizedModelGivesTheSameOutputs) {
+  const fs::path dir = GetParam();
+  const NamedTensors inputs = ReadFolder(dir / "inputs");
+  const NamedTensors expected = ReadFolder(dir / "expected");
+  auto session = Session::Create((dir / "model.onnx").string(), SessionOptions());
+  ASSERT_TRUE(session.ok()) << session.status();
+  const fs::path saved = fs::path(::testing::TempDir()) / (dir.filename().string() + "_saved.onnx");
+  ASSERT_TRUE((*session)->SaveOptimizedModel(saved.string()).ok());
+  auto graph = ImportModelFromFile(saved.string());
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  int gqa = 0, attune_ops = 0;
+  for (const Node* n : (*graph)->nodes()) {
+    gqa += n->domain() == "com.microsoft" && n->op_type() == "GroupQueryAttention";
+    attune_ops += n->domain() == "attune";
+  }
+  std::ifstream original(dir / "model.onnx", std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(original)), std::istreambuf_iterator<char>());
+  if (absl::StrContains(bytes, "GroupQueryAttention")) {
+    EXPECT_GT(gqa, 0) << "the GroupQueryAttention was not written back";
+    EXPECT_EQ(attune_ops, 0) << "an attune op is left in the saved form of a GroupQueryAttention file";
+  }
+  auto again = Session::Create(saved.string(), SessionOptions());
+  ASSERT_TRUE(again.ok()) << again.status();
+  auto outputs = (*again)->Run(inputs);
+  ASSERT_TRUE(outputs.ok()) << outputs.status();
+  for (const auto& [name, want] : expected) {
+    auto it = std::find_if(outputs->begin(), outputs->end(), [&](const auto& o) { return o.first == name; });
+    ASSERT_NE(it, outputs->end()) << "no output " << name;
+    const double tolerance = want.type() == ElementType::kFloat32 ? 1e-4 : 0.0;
+    EXPECT_EQ(testing::CompareTensors(it->second, want, {tolerance / 10, tolerance}), "") << name << " (saved)";
+  }
+  fs::remove(saved);
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, ContribModelTest, ::testing::ValuesIn(CaseDirs("data")), CaseName);
