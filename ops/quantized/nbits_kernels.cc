@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "ops/common/cpu_features.h"
+#include "ops/quantized/nbits_prefill.h"
 
 namespace attune::quantized {
 
@@ -105,7 +106,9 @@ const std::vector<NBitsKernelSet>& AvailableNBitsKernels() {
                                                DequantizeRowsPortable});
     if (IsaSupported(Isa::kAvx512))
       k.push_back({IsaName(Isa::kAvx512), GemvFloatAvx512, GemvInt8Avx2, DequantizeRowsAvx512});
-    if (HasAvx512Vnni()) k.push_back({"avx512vnni", GemvFloatAvx512, GemvInt8Avx512Vnni, DequantizeRowsAvx512});
+    if (HasAvx512Vnni())
+      k.push_back(
+          {"avx512vnni", GemvFloatAvx512, GemvInt8Avx512Vnni, DequantizeRowsAvx512, &kNBitsPrefillAvx512Vnni});
     return k;
   }();
   return kernels;

@@ -46,11 +46,15 @@ using GemvInt8Fn = void (*)(const NBitsView& w, const Int8Row& a, float* y, int6
 /// Rows [n0, n1) of W dequantized to dst[(n − n0) · k + k'] (float32, (q − zp) · scale per weight).
 using DequantizeRowsFn = void (*)(const NBitsView& w, int64_t n0, int64_t n1, float* dst);
 
+struct NBitsPrefillKernels;  // nbits_prefill.h
+
 struct NBitsKernelSet {
   const char* name;
   GemvFloatFn gemv_float;
   GemvInt8Fn gemv_int8;
   DequantizeRowsFn dequantize_rows;
+  /// The int8 product of many rows (accuracy_level 4), or null: then float32 panels.
+  const NBitsPrefillKernels* prefill_int8 = nullptr;
 };
 
 /// Every variant this CPU can run, portable first.

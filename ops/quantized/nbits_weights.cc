@@ -9,13 +9,15 @@
 #include "ops/common/omp_team_scope.h"
 #include "ops/common/parallel.h"
 #include "ops/quantized/kernels.h"
+#include "ops/quantized/nbits_prefill.h"
 
 namespace attune::quantized {
 namespace {
 
 // Rows of A up to which each row streams the packed weights once through the
-// GEMV (decode); above it, panels of W are dequantized into cache and
-// multiplied by a float32 GEMM (prefill).
+// GEMV (decode); above it, panels of W are unpacked into cache and multiplied
+// by int8 tiles (accuracy_level 4) or dequantized and multiplied by a float32
+// GEMM (prefill).
 constexpr int64_t kGemvMaxRows = 4;
 // Outputs per panel: 64 rows of W of K = 4096 dequantize to 1 MiB, L2-sized.
 constexpr int64_t kPanelRows = 64;
@@ -83,6 +85,9 @@ const Tensor& NBitsWeights::original(int input) const {
 absl::Status NBitsWeights::Multiply(const NBitsKernelSet& kernels, const float* a, int64_t m, const float* bias,
                                     float* y, int threads) const {
   if (m <= kGemvMaxRows && !nonfinite_scales_) MultiplyRows(kernels, a, m, y, threads);
+  else if (Int8Activations() && !nonfinite_scales_ && kernels.prefill_int8 != nullptr &&
+           kernels.prefill_int8->supports(view_))
+    MultiplyInt8Panels(kernels, a, m, y, threads);
   else MultiplyPanels(kernels, a, m, y, threads);
   if (bias != nullptr)
     for (int64_t r = 0; r < m; ++r)
@@ -94,9 +99,7 @@ absl::Status NBitsWeights::Multiply(const NBitsKernelSet& kernels, const float* 
 void NBitsWeights::MultiplyRows(const NBitsKernelSet& kernels, const float* a, int64_t m, float* y,
                                 int threads) const {
   const int64_t k = params_.k, n = params_.n, kb = params_.k_blocks(), padded = kb * params_.block_size;
-  // Float zero points have no integer correction: such files keep float32 activations.
-  const bool int8 =
-      params_.activation_mode() == qmatmul::ActivationMode::kInt8Blocks && view_.zero_points_f32 == nullptr;
+  const bool int8 = Int8Activations();
   std::vector<int8_t> q(int8 ? m * padded : 0);
   std::vector<float> qscale(int8 ? m * kb : 0);
   std::vector<int32_t> qsum(int8 ? m * kb : 0);
@@ -115,6 +118,46 @@ void NBitsWeights::MultiplyRows(const NBitsKernelSet& kernels, const float* a, i
         kernels.gemv_float(view_, a + r * k, y + r * n + n0, n0, n1);
     }
   });
+}
+
+// Float zero points have no integer correction: such files keep float32 activations.
+bool NBitsWeights::Int8Activations() const {
+  return params_.activation_mode() == qmatmul::ActivationMode::kInt8Blocks && view_.zero_points_f32 == nullptr;
+}
+
+// Prefill at accuracy_level 4: every row of A quantized once (rows split
+// across threads), then panels of outputs split across threads; a row holding
+// a NaN or an infinity takes the float32 GEMV afterwards, as in decode. No
+// output's sum depends on the split, so every thread count gives the same bits.
+void NBitsWeights::MultiplyInt8Panels(const NBitsKernelSet& kernels, const float* a, int64_t m, float* y,
+                                      int threads) const {
+  const NBitsPrefillKernels& prefill = *kernels.prefill_int8;
+  const int64_t k = params_.k, n = params_.n;
+  thread_local PackedInt8Rows calling_thread_rows;
+  PackedInt8Rows& rows = calling_thread_rows;  // the workers must see this thread's copy
+  rows.Resize(m, view_);
+  std::vector<uint8_t> row_int8(m, 0);
+  ParallelForRange(m, 8, threads, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) row_int8[r] = prefill.pack_row(a + r * k, view_, r, rows);
+  });
+  const int64_t panels = (n + kPrefillPanelColumns - 1) / kPrefillPanelColumns;
+  ParallelForRange(panels, 1, threads, [&](int64_t p0, int64_t p1) { prefill.multiply(view_, rows, p0, p1, y); });
+  const int64_t grain = std::max<int64_t>(16, (int64_t{1} << 16) / std::max<int64_t>(k, 1));
+  for (int64_t r = 0; r < m; ++r)
+    if (!row_int8[r])
+      ParallelForRange(n, grain, threads,
+                       [&](int64_t n0, int64_t n1) { kernels.gemv_float(view_, a + r * k, y + r * n + n0, n0, n1); });
+}
+
+void PackedInt8Rows::Resize(int64_t m, const NBitsView& w) {
+  rows = m;
+  groups = (m + kGroupRows - 1) / kGroupRows;
+  quads = w.k_blocks * w.block_size / 4;
+  k_blocks = w.k_blocks;
+  // Rows past m stay q = 0 (stored as 128) with scale 0; rows before it are all written.
+  q.assign(groups * quads * kGroupRows * 4, uint8_t{128});
+  scale.assign(groups * k_blocks * kGroupRows, 0.0f);
+  sum.assign(groups * k_blocks * kGroupRows, 0);
 }
 
 // Prefill: panels of kPanelRows outputs dequantized to float32 in cache and

@@ -50,6 +50,8 @@ class NBitsWeights {
   NBitsWeights() = default;
   void MultiplyRows(const NBitsKernelSet& kernels, const float* a, int64_t m, float* y, int threads) const;
   void MultiplyPanels(const NBitsKernelSet& kernels, const float* a, int64_t m, float* y, int threads) const;
+  void MultiplyInt8Panels(const NBitsKernelSet& kernels, const float* a, int64_t m, float* y, int threads) const;
+  bool Int8Activations() const;
 
   qmatmul::QuantizedMatMulParams params_;
   Tensor b_, scales_, zero_points_;     // the constants as the file had them

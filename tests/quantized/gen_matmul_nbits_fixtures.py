@@ -34,6 +34,16 @@ CASES = {
     "int4_float_zero_points_b32": (96, 20, [2, 96], dict(bits=4, block_size=32, symmetric=False,
                                                          float_zero_points=True)),
     "int4_b16_acc1_rank1": (64, 16, [64], dict(bits=4, block_size=16, symmetric=False, accuracy_level=1)),
+    # Prefill at accuracy_level 4 (the int8 tiles): rows 17..130, N and K not multiples of the tiles or blocks.
+    "genai_b32_sym_acc4_m17": (200, 53, [1, 17, 200], dict(bits=4, block_size=32, symmetric=True, accuracy_level=4,
+                                                           bias=True)),
+    "genai_b32_sym_acc4_m64": (256, 100, [64, 256], dict(bits=4, block_size=32, symmetric=True, accuracy_level=4)),
+    "genai_b32_sym_acc4_m128": (288, 40, [1, 128, 288], dict(bits=4, block_size=32, symmetric=True,
+                                                             accuracy_level=4)),
+    "genai_b32_sym_acc4_m130_nonfinite": (200, 53, [2, 65, 200], dict(bits=4, block_size=32, symmetric=True,
+                                                                      accuracy_level=4, nonfinite=True)),
+    "int4_asym_b64_acc4_m33": (320, 50, [33, 320], dict(bits=4, block_size=64, symmetric=False, accuracy_level=4)),
+    "int8_asym_b32_acc4_m40": (160, 33, [40, 160], dict(bits=8, block_size=32, symmetric=False, accuracy_level=4)),
 }
 
 
@@ -42,6 +52,7 @@ def write_case(name, k, n, a_shape, opts, rng):
     os.makedirs(os.path.join(folder, "inputs"), exist_ok=True)
     w = (rng.standard_normal((k, n)) * 0.05).astype(np.float32)
     bias = (rng.standard_normal(n) * 0.1).astype(np.float32) if opts.pop("bias", False) else None
+    nonfinite = opts.pop("nonfinite", False)
     node, inits, w_ref = make_nbits_node("proj", "A", "Y", w, bias=bias, **opts)
     graph = helper.make_graph([node], name, [helper.make_tensor_value_info("A", TensorProto.FLOAT, a_shape)],
                               [helper.make_tensor_value_info("Y", TensorProto.FLOAT, a_shape[:-1] + [n])], inits)
@@ -50,6 +61,10 @@ def write_case(name, k, n, a_shape, opts, rng):
     model.ir_version = 8
     onnx.save(model, os.path.join(folder, "model.onnx"))
     a = rng.standard_normal(a_shape).astype(np.float32)
+    if nonfinite:  # a NaN in one row, an infinity in another: those rows take the float32 path
+        rows = a.reshape(-1, k)
+        rows[5, 3] = np.nan
+        rows[77, 0] = np.inf
     np.save(os.path.join(folder, "inputs", "A.npy"), a)
     ref = a.astype(np.float64) @ w_ref
     if bias is not None:
