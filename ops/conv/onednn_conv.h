@@ -7,9 +7,20 @@
 #include <memory>
 
 #include "absl/status/statusor.h"
+#include "ops/conv/conv_epilogue.h"
 #include "ops/conv/conv_params.h"
 
 namespace attune {
+
+/// What a call adds to the plain convolution: the epilogue's activation
+/// where oneDNN applies it exactly (ConvEpilogue::OnOneDnn; the rest is the
+/// caller's), and the layouts of X and Y: channels last (nwc / nhwc / ndhwc)
+/// instead of ONNX's channels first.
+struct OneDnnConvOptions {
+  ConvEpilogue epilogue;
+  bool x_channels_last = false;
+  bool y_channels_last = false;
+};
 
 /// One Conv node's oneDNN primitives. X and Y are plain ncw / nchw / ncdhw,
 /// W plain oiw / oihw / oidhw (goiw... with groups); the convolution runs on
@@ -34,7 +45,7 @@ class OneDnnConv {
   /// oneDNN has no implementation for the geometry (the caller falls back);
   /// a failure of a created primitive is an error.
   absl::StatusOr<bool> Run(const ConvGeometry& g, const float* x, const float* w, bool weights_constant,
-                           const float* b, float* y, int threads) const;
+                           const float* b, float* y, int threads, const OneDnnConvOptions& options = {}) const;
 
   /// Primitives (and refusals) cached, for tests.
   size_t cached() const;
