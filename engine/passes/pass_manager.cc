@@ -181,6 +181,8 @@ std::unique_ptr<PassManager> DefaultPipeline(bool fuse, const WeightCompressionO
     // After the BatchNorm fold (fuse_ops), whose Conv it extends; before the
     // chains, which would take a Conv's Add and Relu otherwise.
     lower.push_back(MakeConvEpilogueFusionPass());
+    // After it: a residual read by a Conv is part of its layout decision.
+    lower.push_back(MakeConvLayoutPass());
     // Last: what no fused op describes (a Relu the products did not take).
     lower.push_back(MakeElementwiseChainPass());
     manager->AddStage("lower", std::move(lower));
