@@ -76,6 +76,20 @@ std::unique_ptr<Graph> InvertedResidual(const std::string& op) {
   return b.Build();
 }
 
+// MobileNetV3's block with squeeze-and-excitation: expansion, depthwise,
+// then GlobalAveragePool, two 1x1 convolutions, HardSigmoid and the scale
+// Mul of the depthwise output, the projection and the residual Add.
+std::unique_ptr<Graph> SqueezeExcite(int opset) {
+  GraphBuilder b(opset);
+  Value* x = b.Input("x", ElementType::kFloat32, Dims({1, kChannels, kSide, kSide}));
+  Value* e = b.Node("HardSwish", {Conv(b, x, kChannels, 32, 1, 1, 1)});
+  Value* d = b.Node("HardSwish", {Conv(b, e, 32, 32, 3, 32, 2)});
+  Value* squeezed = b.Node("Relu", {Conv(b, b.Node("GlobalAveragePool", {d}), 32, 8, 1, 1, 3)});
+  Value* scale = b.Node("HardSigmoid", {Conv(b, squeezed, 8, 32, 1, 1, 4)}, Attrs({{"alpha", 1.0f / 6}}));
+  b.Output(b.Node("Add", {x, Conv(b, b.Node("Mul", {scale, d}), 32, kChannels, 1, 1, 5)}));
+  return b.Build();
+}
+
 // An input with NaN, +inf and -inf in it, and a finite one.
 std::vector<Tensor> Inputs(bool nonfinite) {
   Tensor x = PseudoRandom({1, kChannels, kSide, kSide}, 7);
@@ -91,8 +105,9 @@ std::vector<Tensor> Inputs(bool nonfinite) {
 }
 
 // The fused graph's outputs against the original's on 1, 2 and 3 threads,
-// NaN where it has NaN; `rtol` for oneDNN's own activation formulas.
-void ExpectFusedMatches(const Graph& original, const Graph& fused, double rtol) {
+// NaN where it has NaN; `rtol` for oneDNN's own activation formulas, `atol`
+// for sums in another order (a ReduceMean for a pool) in outputs that cancel.
+void ExpectFusedMatches(const Graph& original, const Graph& fused, double rtol, double atol = 1e-6) {
   for (bool nonfinite : {false, true}) {
     const std::vector<Tensor> inputs = Inputs(nonfinite);
     auto want = RunOn(original, inputs, 1);
@@ -102,7 +117,7 @@ void ExpectFusedMatches(const Graph& original, const Graph& fused, double rtol) 
       ASSERT_TRUE(got.ok()) << got.status();
       ASSERT_EQ(got->size(), want->size());
       for (size_t o = 0; o < want->size(); ++o)
-        EXPECT_EQ(CompareTensors((*got)[o], (*want)[o], Tolerance{rtol, 1e-6}), "")
+        EXPECT_EQ(CompareTensors((*got)[o], (*want)[o], Tolerance{rtol, atol}), "")
             << "output " << o << " threads " << threads << " nonfinite " << nonfinite;
     }
   }
@@ -153,6 +168,29 @@ TEST(ConvEpilogueFusion, EachActivationMatchesTheUnfusedOp) {
     ASSERT_NE(reread, nullptr);
     EXPECT_EQ(CountOps(*reread, op), 2);
     ExpectFusedMatches(*original, *reread, 0.0);
+  }
+}
+
+TEST(ConvEpilogueFusion, SqueezeExcitationStaysChannelsLast) {
+  for (int opset : {14, 18}) {  // ReduceMean's axes as an attribute, then as an input
+    SCOPED_TRACE(opset);
+    auto original = SqueezeExcite(opset);
+    auto fused = FusedGraph(original->Clone());
+    // The pool reads the depthwise output channels last, the scale Mul
+    // writes its product so for the projection.
+    EXPECT_EQ(CountOps(*fused, "GlobalAveragePool"), 0);
+    EXPECT_EQ(CountOps(*fused, "ReduceMean"), 1);
+    // Outputs channels last: expansion, depthwise (pool and Mul read it) and
+    // the first 1x1 of the squeeze (the second reads it); inputs: the
+    // depthwise, the second 1x1 and the projection (the Mul's product).
+    EXPECT_EQ(CountAttr(*fused, "channels_last_output"), 3);
+    EXPECT_EQ(CountAttr(*fused, "channels_last_input"), 3);
+    // |x| up to 4 with outputs near 0: 1e-5 absolute is float32 rounding of the operands.
+    ExpectFusedMatches(*original, *fused, 1e-5, 1e-5);
+    auto reread = ExportedAndReread(*fused, "conv_squeeze_excite_export.onnx");
+    ASSERT_NE(reread, nullptr);
+    EXPECT_EQ(reread->OpsetFor("attune"), 0);
+    ExpectFusedMatches(*original, *reread, 1e-5, 1e-5);
   }
 }
 
