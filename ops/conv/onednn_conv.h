@@ -22,10 +22,11 @@ struct OneDnnConvOptions {
   bool y_channels_last = false;
 };
 
-/// One Conv node's oneDNN primitives. X and Y are plain ncw / nchw / ncdhw,
-/// W plain oiw / oihw / oidhw (goiw... with groups); the convolution runs on
-/// the layouts oneDNN picks for it (blocked ones, where its direct JIT
-/// kernels run), X and Y reordered in and out on each call. Primitives (with
+/// One Conv node's oneDNN primitives. X and Y are plain ncw / nchw / ncdhw
+/// (or nwc / nhwc / ndhwc, OneDnnConvOptions), W plain oiw / oihw / oidhw
+/// (goiw... with groups); the convolution runs on the layouts oneDNN picks
+/// for it (channels last for float32 here, where its brgemm kernels run), X
+/// and Y reordered in and out on each call where those differ. Primitives (with
 /// their scratchpad size and reorders) are created per geometry and team
 /// size and cached, least recently used out first. Run is thread-safe.
 class OneDnnConv {
