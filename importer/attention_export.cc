@@ -14,6 +14,7 @@
 #include "importer/attention_sink_export.h"
 #include "importer/gqa_export.h"
 #include "importer/dynamic_int8_export.h"
+#include "importer/fused_conv_export.h"
 #include "importer/fused_matmul_export.h"
 #include "importer/op_fusion_export.h"
 #include "importer/onnx_exporter.h"
@@ -300,6 +301,7 @@ absl::StatusOr<std::unique_ptr<Graph>> RewriteAttentionForOnnx(const Graph& grap
 absl::Status ExportOptimizedModelToFile(const Graph& graph, const std::string& path, AttentionExportSummary* summary) {
   ASSIGN_OR_RETURN(std::unique_ptr<Graph> rewritten, RewriteAttentionForOnnx(graph, summary));
   RETURN_IF_ERROR(LowerFusedMatMulForOnnx(*rewritten));
+  RETURN_IF_ERROR(LowerFusedConvForOnnx(*rewritten));
   RETURN_IF_ERROR(LowerDynamicInt8ProductsForOnnx(*rewritten));
   // After the attention rewrite, which may have raised the opset to one that has them.
   RETURN_IF_ERROR(LowerFusedOpsForOnnx(*rewritten));

@@ -103,7 +103,7 @@ absl::StatusOr<RunWork> CountRunWork(const SessionImpl& session, const NamedTens
     } else if (op == "Gemm" || op == "FusedGemm") {
       work.flop += GemmFlop(t);
       ++work.matmul_nodes;
-    } else if (op == "Conv" || op == "ConvTranspose") {
+    } else if (op == "Conv" || op == "FusedConv" || op == "ConvTranspose") {
       work.flop += ConvFlop(t, op == "ConvTranspose");
       ++work.matmul_nodes;
     } else if (op == mha::kOpType || op == "Attention") {

@@ -39,6 +39,7 @@ class ArityTable {
     Add("LayerNormalization", {{1, 2, 3, 1, 3}});
     Add("RMSNormalization", {{1, 2, 2, 1, 1}});
     Add("Conv", {{1, 2, 3, 1, 1}});
+    Add("FusedConv", {{1, 2, 4, 1, 1}}, "attune");  // X, W, B, Z (ops/conv/conv_epilogue.h)
     // Quantization: x, scale (, zero point); A, B (, zero points); the QLinear form's eight inputs.
     for (const char* op : {"QuantizeLinear", "DequantizeLinear"}) Add(op, {{1, 2, 3, 1, 1}});
     Add("DynamicQuantizeLinear", {{1, 1, 1, 3, 3}});

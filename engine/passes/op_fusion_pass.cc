@@ -5,7 +5,8 @@
 // x·sigmoid(alpha·x) -> Swish), "rms_norm_fusion" (-> RMSNormalization),
 // "skip_norm_fusion" (a residual Add into the norm that reads it) and
 // "product_epilogue_fusion" (an activation, and SwiGLU's Mul, into the
-// product they read).
+// product they read) and "conv_epilogue_fusion" (a residual Add and an
+// activation into the Conv they read).
 //
 // A candidate starts at a rule's anchor (Tanh, Erf, Sigmoid, ReduceMean);
 // the subgraph's output is searched among the nodes that read the anchor's
@@ -24,6 +25,7 @@
 #include "absl/strings/str_join.h"
 #include "core/common/log.h"
 #include "core/common/status_macros.h"
+#include "engine/passes/op_fusion/conv_epilogue_rule.h"
 #include "engine/passes/op_fusion/dynamic_int8_rule.h"
 #include "engine/passes/op_fusion/gelu_rule.h"
 #include "engine/passes/op_fusion/op_rule.h"
@@ -227,6 +229,12 @@ std::unique_ptr<Pass> MakeProductEpilogueFusionPass() {
   rules.push_back(op_fusion::ProductBiasRule());
   rules.push_back(op_fusion::DynamicInt8ProductRule());
   return std::make_unique<OpFusionPass>("product_epilogue_fusion", std::move(rules));
+}
+
+std::unique_ptr<Pass> MakeConvEpilogueFusionPass() {
+  // The residual first: an Add's anchor comes before the Relu that reads it.
+  return std::make_unique<OpFusionPass>(
+      "conv_epilogue_fusion", std::vector<OpRule>{op_fusion::ConvResidualRule(), op_fusion::ConvActivationRule()});
 }
 
 }  // namespace attune

@@ -178,6 +178,11 @@ std::unique_ptr<PassManager> DefaultPipeline(bool fuse, const WeightCompressionO
     // After it, so that a product whose B it reads in place keeps that, and
     // after the op fusions, which write the activations this folds.
     lower.push_back(MakeProductEpilogueFusionPass());
+    // After the BatchNorm fold (fuse_ops), whose Conv it extends; before the
+    // chains, which would take a Conv's Add and Relu otherwise.
+    lower.push_back(MakeConvEpilogueFusionPass());
+    // After it: a residual read by a Conv is part of its layout decision.
+    lower.push_back(MakeConvLayoutPass());
     // Last: what no fused op describes (a Relu the products did not take).
     lower.push_back(MakeElementwiseChainPass());
     manager->AddStage("lower", std::move(lower));

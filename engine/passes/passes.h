@@ -49,6 +49,10 @@ std::unique_ptr<Pass> MakeTransposedMatMulPass();
 /// A bias row, Gelu / Swish / Relu of a product, and SwiGLU's Mul, folded into
 /// the product (attune.FusedMatMul / attune.FusedGemm with an epilogue).
 std::unique_ptr<Pass> MakeProductEpilogueFusionPass();
+/// A residual Add and an activation folded into the Conv they read (attune.FusedConv).
+std::unique_ptr<Pass> MakeConvEpilogueFusionPass();
+/// Convolution outputs read only by convolutions kept channels last (attune.FusedConv layouts).
+std::unique_ptr<Pass> MakeConvLayoutPass();
 /// Trees of float32 element-wise ops -> attune.ElementwiseChain (one pass over memory).
 std::unique_ptr<Pass> MakeElementwiseChainPass();
 /// Every product with a constant float B -> com.microsoft.MatMulNBits with B

@@ -12,6 +12,10 @@ namespace attune {
 /// reference loop for what oneDNN does not take.
 absl::StatusOr<std::unique_ptr<Kernel>> MakeConvKernel(const KernelInfo& info);
 
+/// attune.FusedConv: Conv (X, W, B) plus a residual Z of Y's shape, then an
+/// activation (conv_epilogue.h), X and Y channels first or last.
+absl::StatusOr<std::unique_ptr<Kernel>> MakeFusedConvKernel(const KernelInfo& info);
+
 /// ONNX ConvTranspose (opsets 1, 11, 22), float32 and float64 (conv_transpose.cc).
 absl::StatusOr<std::unique_ptr<Kernel>> MakeConvTransposeKernel(const KernelInfo& info);
 

@@ -2,7 +2,9 @@
 
 #include <omp.h>
 
+#include <bit>
 #include <climits>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -48,12 +50,32 @@ std::optional<dnnl::reorder> ReorderIfDiffers(const memory::desc& from, const me
   return dnnl::reorder(dnnl::reorder::primitive_desc(engine, from, engine, to));
 }
 
-Tag DataTag(int spatial) {
+Tag DataTag(int spatial, bool channels_last) {
   switch (spatial) {
-    case 1: return Tag::ncw;
-    case 2: return Tag::nchw;
-    default: return Tag::ncdhw;
+    case 1: return channels_last ? Tag::nwc : Tag::ncw;
+    case 2: return channels_last ? Tag::nhwc : Tag::nchw;
+    default: return channels_last ? Tag::ndhwc : Tag::ncdhw;
   }
+}
+
+// The oneDNN post-op of an activation it applies exactly (ConvEpilogue::OnOneDnn).
+void AppendActivation(const ConvEpilogue& e, dnnl::primitive_attr& attr) {
+  if (!e.OnOneDnn()) return;
+  dnnl::algorithm alg = dnnl::algorithm::eltwise_relu;
+  float alpha = 0.0f;
+  switch (e.activation) {
+    case ConvActivation::kLeakyRelu:
+      alg = dnnl::algorithm::eltwise_relu;
+      alpha = e.alpha;
+      break;
+    case ConvActivation::kHardSwish: alg = dnnl::algorithm::eltwise_hardswish; break;
+    case ConvActivation::kSigmoid: alg = dnnl::algorithm::eltwise_logistic; break;
+    case ConvActivation::kTanh: alg = dnnl::algorithm::eltwise_tanh; break;
+    default: return;
+  }
+  dnnl::post_ops ops;
+  ops.append_eltwise(1.0f, alg, alpha, 0.0f);
+  attr.set_post_ops(ops);
 }
 
 Tag WeightsTag(int spatial, bool grouped) {
@@ -64,14 +86,18 @@ Tag WeightsTag(int spatial, bool grouped) {
   }
 }
 
-std::vector<int64_t> KeyOf(const ConvGeometry& g, bool bias) {
-  std::vector<int64_t> key{OneDnnTeamSize(), bias, g.batch, g.in_channels, g.out_channels, g.group};
+std::vector<int64_t> KeyOf(const ConvGeometry& g, bool bias, const OneDnnConvOptions& o) {
+  const ConvEpilogue& e = o.epilogue;
+  const bool post = e.OnOneDnn();
+  std::vector<int64_t> key{OneDnnTeamSize(), bias, g.batch, g.in_channels, g.out_channels, g.group,
+                           o.x_channels_last, o.y_channels_last, post ? static_cast<int64_t>(e.activation) : 0,
+                           post ? static_cast<int64_t>(std::bit_cast<uint32_t>(e.alpha)) : 0};
   for (int i = 0; i < g.spatial_rank(); ++i)
     key.insert(key.end(), {g.input[i], g.kernel[i], g.strides[i], g.dilations[i], g.pad_begin[i], g.pad_end[i]});
   return key;
 }
 
-Primitive Create(const ConvGeometry& g, bool bias) {
+Primitive Create(const ConvGeometry& g, bool bias, const OneDnnConvOptions& o) {
   const int spatial = g.spatial_rank();
   const bool grouped = g.group > 1;
   Dims src_dims{g.batch, g.in_channels}, dst_dims{g.batch, g.out_channels};
@@ -88,12 +114,13 @@ Primitive Create(const ConvGeometry& g, bool bias) {
     pad_r.push_back(g.pad_end[i]);
   }
   Primitive p;
-  p.src = memory::desc(src_dims, memory::data_type::f32, DataTag(spatial));
-  p.dst = memory::desc(dst_dims, memory::data_type::f32, DataTag(spatial));
+  p.src = memory::desc(src_dims, memory::data_type::f32, DataTag(spatial, o.x_channels_last));
+  p.dst = memory::desc(dst_dims, memory::data_type::f32, DataTag(spatial, o.y_channels_last));
   p.weights = memory::desc(weight_dims, memory::data_type::f32, WeightsTag(spatial, grouped));
   if (bias) p.bias = memory::desc({g.out_channels}, memory::data_type::f32, Tag::x);
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  AppendActivation(o.epilogue, attr);
   // A zero bias descriptor (no bias) makes oneDNN leave the bias out.
   const memory::desc any_src(src_dims, memory::data_type::f32, Tag::any);
   const memory::desc any_dst(dst_dims, memory::data_type::f32, Tag::any);
@@ -179,14 +206,15 @@ bool OneDnnConv::Takes(const ConvGeometry& g) {
 }
 
 absl::StatusOr<bool> OneDnnConv::Run(const ConvGeometry& g, const float* x, const float* w, bool weights_constant,
-                                     const float* b, float* y, int threads) const {
+                                     const float* b, float* y, int threads,
+                                     const OneDnnConvOptions& options) const {
   OmpTeamScope team(threads);
   std::shared_ptr<const Primitive> p;
   {
     absl::StatusOr<std::shared_ptr<const Primitive>> made = impl_->primitives.GetOrCreate(
-        KeyOf(g, b != nullptr), [&]() -> absl::StatusOr<std::shared_ptr<const Primitive>> {
+        KeyOf(g, b != nullptr, options), [&]() -> absl::StatusOr<std::shared_ptr<const Primitive>> {
           try {
-            return std::make_shared<const Primitive>(Create(g, b != nullptr));
+            return std::make_shared<const Primitive>(Create(g, b != nullptr, options));
           } catch (const dnnl::error& e) {
             // No implementation (or a geometry oneDNN's checks refuse): the
             // reference loop runs it, and the refusal is cached too.

@@ -46,11 +46,21 @@ absl::StatusOr<std::optional<Dim>> SpatialDim(const std::string& label, const Co
   return out;
 }
 
+// attune.FusedConv's X or Y channels last: [N, S..., C] for [N, C, S...].
+bool ChannelsLast(const ShapeContext& ctx, const char* name) {
+  return ctx.node().domain() == "attune" && ctx.attrs().GetInt(name, 0).value_or(0) == 1;
+}
+
 absl::Status ConvRule(ShapeContext& ctx) {
   ValueFacts& out = ctx.output(0);
   out.type = ctx.input(0).type;
-  const std::optional<SymbolicShape>& x = ctx.input(0).shape;
+  std::optional<SymbolicShape> x = ctx.input(0).shape;
   if (!x) return absl::OkStatus();
+  if (ChannelsLast(ctx, "channels_last_input") && x->size() >= 3) {
+    const Dim c = x->back();
+    x->pop_back();
+    x->insert(x->begin() + 1, c);
+  }
   const std::string label = ctx.node().Describe();
   ASSIGN_OR_RETURN(ConvAttributes attrs, ReadConvAttributes(label, ctx.attrs()));
   if (x->size() < 3)
@@ -90,12 +100,20 @@ absl::Status ConvRule(ShapeContext& ctx) {
     ASSIGN_OR_RETURN(std::optional<Dim> dim, SpatialDim(label, attrs, i, spatial, (*x)[2 + i], kernel));
     shape.push_back(dim ? *dim : ctx.FreshDim(0, 2 + i));
   }
+  if (ChannelsLast(ctx, "channels_last_output")) {
+    const Dim c = shape[1];
+    shape.erase(shape.begin() + 1);
+    shape.push_back(c);
+  }
   out.shape = std::move(shape);
   return absl::OkStatus();
 }
 
 }  // namespace
 
-void AddConvRules(RuleTable& table) { table.Add("Conv", ConvRule); }
+void AddConvRules(RuleTable& table) {
+  table.Add("Conv", ConvRule);
+  table.Add("FusedConv", ConvRule, "attune");
+}
 
 }  // namespace attune::shape_rules
