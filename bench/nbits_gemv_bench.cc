@@ -7,7 +7,8 @@
 // weights, "bytes" the packed weights and scales read. Divide its
 // bytes_per_second by bench/machine_peak's read bandwidth of the same session.
 //
-//   ./nbits_gemv_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
+//   ./nbits_gemv_bench --benchmark_repetitions=5
+//   --benchmark_report_aggregates_only=true
 #include <cstdint>
 #include <vector>
 
@@ -31,10 +32,10 @@ struct Model {
   std::vector<float> y;
   int64_t weights = 0, bytes = 0;
 
-  // head_only: the 32 000-word head alone; cached: a 256 × 2048 slice that stays in L2 (the
-  // kernel's compute rate without the memory).
+  // head_only: the 32 000-word head alone; cached: a 256 × 2048 slice that
+  // stays in L2 (the kernel's compute rate without the memory).
   Model(bool head_only, bool cached = false) {
-    const int64_t shapes[][2] = {{2048, 2048}, {2048, 256}, {2048, 256}, {2048, 2048},
+    const int64_t shapes[][2] = {{2048, 2048}, {2048, 256},  {2048, 256}, {2048, 2048},
                                  {2048, 5632}, {2048, 5632}, {5632, 2048}};  // {k, n}
     std::vector<std::pair<int64_t, int64_t>> all;
     for (int layer = 0; layer < 4 && !head_only; ++layer)

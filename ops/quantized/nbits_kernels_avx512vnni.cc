@@ -33,9 +33,9 @@ inline __mmask64 Mask64(int64_t len) { return len >= 64 ? ~__mmask64{0} : (__mma
 // What every row of one call shares: A's even and odd elements, each lane's
 // activation scale, and per block scale_a · Σ q_a.
 struct PreparedRow {
-  std::vector<int8_t> even, odd;   // [chunks · 64]
-  std::vector<float> lane_scale;   // [chunks · 16]
-  std::vector<float> scaled_sum;   // [k_blocks]
+  std::vector<int8_t> even, odd;  // [chunks · 64]
+  std::vector<float> lane_scale;  // [chunks · 16]
+  std::vector<float> scaled_sum;  // [k_blocks]
 };
 
 void Prepare(const NBitsView& w, const Int8Row& a, int64_t chunks, PreparedRow& p) {
@@ -47,9 +47,10 @@ void Prepare(const NBitsView& w, const Int8Row& a, int64_t chunks, PreparedRow& 
     p.odd[j] = a.q[2 * j + 1];
   }
   p.lane_scale.assign(chunks * 16, 0.0f);
+  const int log2_block = __builtin_ctzll(w.block_size);  // a power of two (checked at load)
   for (int64_t c = 0; c < chunks; ++c)
     for (int64_t l = 0; l < 16; ++l) {
-      const int64_t blk = (128 * c + 8 * l) / w.block_size;
+      const int64_t blk = (128 * c + 8 * l) >> log2_block;
       if (blk < w.k_blocks) p.lane_scale[c * 16 + l] = a.scale[blk];
     }
   p.scaled_sum.resize(w.k_blocks);
@@ -80,18 +81,21 @@ struct PreparedPointers {
   const float* lane_scale;
 };
 
-// The weight scales of one whole chunk (128 weights), kBlocks = 128 / block_size of
-// them (1 for blocks of 128 or more: the chunk's own block), in the low lanes; the
-// permute by lane_block spreads them. Plain loads of exactly what the chunk owns.
+// The weight scales of one whole chunk (128 weights), kBlocks = 128 /
+// block_size of them (1 for blocks of 128 or more: the chunk's own block), in
+// the low lanes; the permute by lane_block spreads them. Plain loads of exactly
+// what the chunk owns.
 template <int kBlocks>
 inline __m512 ChunkScales(const float* s) {
   if constexpr (kBlocks == 8) return _mm512_castps256_ps512(_mm256_loadu_ps(s));
   if constexpr (kBlocks == 4) return _mm512_castps128_ps512(_mm_loadu_ps(s));
-  if constexpr (kBlocks == 2) return _mm512_castps128_ps512(_mm_castpd_ps(_mm_load_sd(reinterpret_cast<const double*>(s))));
+  if constexpr (kBlocks == 2)
+    return _mm512_castps128_ps512(_mm_castpd_ps(_mm_load_sd(reinterpret_cast<const double*>(s))));
   return _mm512_set1_ps(*s);
 }
 
-// The dot products of one 64-byte chunk of a row (128 weights) with A's even and odd elements.
+// The dot products of one 64-byte chunk of a row (128 weights) with A's even
+// and odd elements.
 inline __m512i ChunkDot(__m512i v, __m512i a_even, __m512i a_odd) {
   const __m512i nibble = _mm512_set1_epi8(0x0F);
   const __m512i lo = _mm512_and_si512(v, nibble);
@@ -99,7 +103,8 @@ inline __m512i ChunkDot(__m512i v, __m512i a_even, __m512i a_odd) {
   return _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), lo, a_even), hi, a_odd);
 }
 
-// Lane l of a chunk lies in block first + l · 8 / block_size (first when blocks are 128 or longer).
+// Lane l of a chunk lies in block first + l · 8 / block_size (first when blocks
+// are 128 or longer).
 inline __m512i LaneBlock(int64_t block_size) {
   if (block_size >= 128) return _mm512_setzero_si512();
   return _mm512_srlv_epi32(_mm512_setr_epi32(0, 8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120),
@@ -123,7 +128,8 @@ void Rows4Bit(const NBitsView& w, PreparedPointers p, int64_t chunks, int64_t n,
     ws[r] = w.scales + (n + r) * w.k_blocks;
     acc[r] = _mm512_setzero_ps();
   }
-  // The rows after these, R · row_bytes ahead: the rows of a product stream from memory.
+  // The rows after these, R · row_bytes ahead: the rows of a product stream
+  // from memory.
   const int64_t ahead = R * row_bytes;
   for (int64_t c = 0; c < whole; ++c) {
     const __m512i a_even = _mm512_loadu_si512(p.even + 64 * c);
@@ -147,17 +153,19 @@ void Rows4Bit(const NBitsView& w, PreparedPointers p, int64_t chunks, int64_t n,
     const __m512 a_scale = _mm512_loadu_ps(p.lane_scale + 16 * c);
     for (int r = 0; r < R; ++r) {
       const __m512i dot = ChunkDot(_mm512_maskz_loadu_epi8(bytes, src[r] + 64 * c), a_even, a_odd);
-      const __m512 w_scale =
-          _mm512_permutexvar_ps(lane_block, _mm512_maskz_loadu_ps(scales_in_chunk, ws[r] + first));
+      const __m512 w_scale = _mm512_permutexvar_ps(lane_block, _mm512_maskz_loadu_ps(scales_in_chunk, ws[r] + first));
       acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(w_scale, a_scale), acc[r]);
     }
   }
   for (int r = 0; r < R; ++r) y[r] = _mm512_reduce_add_ps(acc[r]);
 }
 
+// Eight outputs at a time (then four, then one): each chunk of A is loaded once
+// for eight rows of W; an output's bits do not depend on its group.
 template <int kBlocks>
 void RowsOfCall(const NBitsView& w, PreparedPointers p, int64_t chunks, int64_t n0, int64_t n1, float* y) {
   int64_t n = n0;
+  for (; n + 8 <= n1; n += 8) Rows4Bit<8, kBlocks>(w, p, chunks, n, y + (n - n0));
   for (; n + 4 <= n1; n += 4) Rows4Bit<4, kBlocks>(w, p, chunks, n, y + (n - n0));
   for (; n < n1; ++n) Rows4Bit<1, kBlocks>(w, p, chunks, n, y + (n - n0));
 }
@@ -168,10 +176,18 @@ void GemvInt8FourBit(const NBitsView& w, const Int8Row& a, float* y, int64_t n0,
   Prepare(w, a, chunks, prepared);
   const PreparedPointers p{prepared.even.data(), prepared.odd.data(), prepared.lane_scale.data()};
   switch (w.block_size) {
-    case 16: RowsOfCall<8>(w, p, chunks, n0, n1, y); break;
-    case 32: RowsOfCall<4>(w, p, chunks, n0, n1, y); break;
-    case 64: RowsOfCall<2>(w, p, chunks, n0, n1, y); break;
-    default: RowsOfCall<1>(w, p, chunks, n0, n1, y); break;
+    case 16:
+      RowsOfCall<8>(w, p, chunks, n0, n1, y);
+      break;
+    case 32:
+      RowsOfCall<4>(w, p, chunks, n0, n1, y);
+      break;
+    case 64:
+      RowsOfCall<2>(w, p, chunks, n0, n1, y);
+      break;
+    default:
+      RowsOfCall<1>(w, p, chunks, n0, n1, y);
+      break;
   }
   for (int64_t n = n0; n < n1; ++n) y[n - n0] -= ZeroPointCorrection(w, prepared, n);
 }
