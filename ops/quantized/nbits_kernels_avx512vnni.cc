@@ -131,6 +131,11 @@ void Rows4Bit(const NBitsView& w, PreparedPointers p, int64_t chunks, int64_t n,
   // The rows after these, R · row_bytes ahead: the rows of a product stream
   // from memory.
   const int64_t ahead = R * row_bytes;
+  // Their block scales too: a second stream (R · k_blocks floats) the loop reads 16 bytes at a time.
+  if (n + 2 * R <= w.n) {
+    const char* next_scales = reinterpret_cast<const char*>(ws[0] + R * w.k_blocks);
+    for (int64_t i = 0; i < R * w.k_blocks * 4; i += 64) _mm_prefetch(next_scales + i, _MM_HINT_T0);
+  }
   for (int64_t c = 0; c < whole; ++c) {
     const __m512i a_even = _mm512_loadu_si512(p.even + 64 * c);
     const __m512i a_odd = _mm512_loadu_si512(p.odd + 64 * c);
