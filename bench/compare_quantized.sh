@@ -4,7 +4,8 @@
 # engine and file, in a rotating order; medians over every timed run of all rounds). Prints the
 # CPU, the peaks measured in this run (fp32 FMA and read bandwidth from bench/machine_peak,
 # int8 vpdpbusd and bf16 vdpbf16ps from bench/quant_peak), then one Markdown row per case:
-# medians, Attune's speed-up over ONNX Runtime on the same file and over its own fp32 run, the
+# medians, Attune's speed-up over ONNX Runtime on the same file (of the medians, and of each
+# engine's fastest run: the one least disturbed on a shared machine) and over its own fp32 run, the
 # weight bytes read per token against the read bandwidth, and peak RSS.
 #
 # usage: bench/compare_quantized.sh QUANT.onnx FP32.onnx INPUT_DIR [QUANT FP32 INPUT_DIR ...]
@@ -56,8 +57,8 @@ run_engine() {
 }
 
 echo
-echo "| case | threads | Attune q ms | ORT q ms | Attune fp32 ms | vs ORT | vs fp32 | weights MB | Attune GB/s | RSS q / ORT / fp32 MB |"
-echo "|---|---|---|---|---|---|---|---|---|---|"
+echo "| case | threads | Attune q ms | ORT q ms | Attune fp32 ms | vs ORT | vs ORT, fastest runs | vs fp32 | weights MB | Attune GB/s | RSS q / ORT / fp32 MB |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|"
 engines=(attune_q ort_q attune_fp32)
 for ((c = 0; c < ${#cases[@]}; c += 3)); do
   quant=${cases[c]} fp32=${cases[c + 1]} inputs=${cases[c + 2]}

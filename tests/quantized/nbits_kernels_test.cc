@@ -18,6 +18,12 @@
 namespace attune::quantized {
 namespace {
 
+uint32_t Bits(float v) {
+  uint32_t b;
+  std::memcpy(&b, &v, sizeof b);
+  return b;
+}
+
 // Same class (NaN, ±inf) and, when finite, within tol.
 void ExpectClose(double want, float got, double tol, const std::string& what) {
   if (std::isnan(want)) {
@@ -40,6 +46,8 @@ const Shape kShapes[] = {
     {128, 5, 2, 32, ZeroPoints::kPacked},  {96, 4, 4, 32, ZeroPoints::kFloat},   {64, 3, 8, 16, ZeroPoints::kPacked},
     // Rows of the 4-bit kernels spanning several 64-byte chunks, a last partial chunk, blocks of 64 and 256.
     {1000, 11, 4, 64, ZeroPoints::kPacked}, {640, 6, 4, 256, ZeroPoints::kNone}, {2080, 9, 4, 32, ZeroPoints::kPacked},
+    // Whole chunks of blocks of 16, and 8-, 4- and 1-output groups of the int8 kernel (8 + 4 + 3 outputs).
+    {272, 15, 4, 16, ZeroPoints::kPacked},  {512, 17, 4, 128, ZeroPoints::kNone},
 };
 
 std::string Label(const NBitsKernelSet& ks, const Shape& s) {
@@ -89,6 +97,12 @@ TEST(NBitsKernels, Int8ActivationsMatchIntegerReference) {
       ASSERT_TRUE(QuantizeRowInt8(a.data(), s.k, s.block, q.data(), qs.data(), sums.data()));
       std::vector<float> y(s.n);
       ks.gemv_int8((*w)->view(), Int8Row{q.data(), qs.data(), sums.data()}, y.data(), 0, s.n);
+      // Outputs grouped differently (as another thread split would) keep their bits.
+      std::vector<float> split(s.n);
+      for (int64_t n0 = 0, step = 3; n0 < s.n; n0 += step, step = step == 3 ? 9 : 3)
+        ks.gemv_int8((*w)->view(), Int8Row{q.data(), qs.data(), sums.data()}, split.data() + n0, n0,
+                     std::min(s.n, n0 + step));
+      for (int64_t j = 0; j < s.n; ++j) EXPECT_EQ(Bits(y[j]), Bits(split[j])) << Label(ks, s) << " output " << j;
       for (int64_t j = 0; j < s.n; ++j) {
         double want = 0, magnitude = 0;
         for (int64_t blk = 0; blk < kb; ++blk) {
