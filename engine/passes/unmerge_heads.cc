@@ -500,6 +500,16 @@ class UnmergeHeadsPass final : public Pass {
   // input (no heads_of) takes the known B and H as constants.
   static Value* ViewedWithHeads(Graph& graph, const RegionPlan::Leaf& leaf, const Heads& heads) {
     const std::string base = leaf.input->name() + "/unmerged_view";
+    const SymbolicShape& in = *leaf.input->shape();
+    Value* out = graph.AddValue(base, leaf.input->type(), SymbolicShape{heads.batch, heads.heads, in[1], in[2]});
+    Attributes reshape;
+    reshape.Set("allowzero", int64_t{1});
+    if (leaf.per_head_input && in[1].is_known() && in[2].is_known()) {  // every dim known: a constant target
+      Value* target = graph.AddConstant(
+          base + "_target", Int64Vector({heads.batch.value(), heads.heads.value(), in[1].value(), in[2].value()}));
+      graph.AddNode("Reshape", "", graph.UniqueName(base), {leaf.input, target}, {out}, std::move(reshape));
+      return out;
+    }
     auto dims_of = [&](const Value* of, const std::vector<int64_t>& which, const std::string& name) {
       Value* shape = graph.AddValue(name + "_shape", ElementType::kInt64,
                                     SymbolicShape{Dim::Known(static_cast<int64_t>(of->shape()->size()))});
@@ -521,10 +531,6 @@ class UnmergeHeadsPass final : public Pass {
     concat.Set("axis", int64_t{0});
     graph.AddNode("Concat", "", graph.UniqueName(base + "_target"), {batch_heads, rows_cols}, {target},
                   std::move(concat));
-    const SymbolicShape& in = *leaf.input->shape();
-    Value* out = graph.AddValue(base, leaf.input->type(), SymbolicShape{heads.batch, heads.heads, in[1], in[2]});
-    Attributes reshape;
-    reshape.Set("allowzero", int64_t{1});
     graph.AddNode("Reshape", "", graph.UniqueName(base), {leaf.input, target}, {out}, std::move(reshape));
     return out;
   }
