@@ -149,6 +149,8 @@ std::variant<Replacement, std::string> ToOnnxAttention(const Node& node, std::st
   if (causal) r.attributes.Set("is_causal", int64_t{1});
   const float softcap = a.GetFloat(mha::kSoftcap, 0.0f).value_or(0.0f);
   if (softcap > 0.0f) r.attributes.Set("softcap", softcap);
+  // The probabilities (output 3): ONNX's qk_matmul_output after the softmax.
+  if (node.output(mha::kOutputProbabilities) != nullptr) r.attributes.Set("qk_matmul_output_mode", int64_t{3});
   *differs = NonFiniteDifference(a);
   return r;
 }
@@ -241,7 +243,9 @@ absl::StatusOr<std::unique_ptr<Graph>> RewriteAttentionForOnnx(const Graph& grap
   s.default_opset_after = s.default_opset_before;
 
   absl::flat_hash_map<const Node*, Replacement> replace;
-  std::vector<std::string> with_sinks, as_gqa;
+  // Written as the subgraph after the copy, with why ONNX Attention does not stand for them.
+  std::vector<std::pair<std::string, std::string>> as_subgraph;
+  std::vector<std::string> as_gqa;
   for (const Node* n : order) {
     if (!mha::IsMultiHeadAttention(*n)) continue;
     if (IsLoweredGroupQueryAttention(*n)) {  // the vendor op it came from, after the copy
@@ -249,13 +253,18 @@ absl::StatusOr<std::unique_ptr<Graph>> RewriteAttentionForOnnx(const Graph& grap
       s.notes.push_back({n->name(), false, "", "", false, true});
       continue;
     }
-    if (n->input(mha::kInputSinks) != nullptr) {  // ONNX Attention has no sink: the subgraph, after the copy
-      with_sinks.push_back(n->name());
+    if (n->input(mha::kInputSinks) != nullptr) {  // ONNX Attention has no sink
+      as_subgraph.emplace_back(n->name(), "");
       continue;
     }
     std::string differs;
     auto r = ToOnnxAttention(*n, &differs);
     if (auto* why = std::get_if<std::string>(&r)) {
+      // The probabilities are read: the subgraph gives them where its semantics are the op's.
+      if (n->output(mha::kOutputProbabilities) != nullptr) {
+        as_subgraph.emplace_back(n->name(), *why);
+        continue;
+      }
       s.notes.push_back({n->name(), false, *why, ""});
       continue;
     }
@@ -287,9 +296,10 @@ absl::StatusOr<std::unique_ptr<Graph>> RewriteAttentionForOnnx(const Graph& grap
   s.attention_ops = static_cast<int>(replace.size());
   WriteGroupQueryAttentionBack(*copy, as_gqa);
   s.group_query_attention_ops = static_cast<int>(as_gqa.size());
-  for (const std::string& name : with_sinks) {
-    std::string why = WriteSinkAttentionAsSubgraph(*copy, copy->FindNode(name), copy->OpsetFor(""));
+  for (const auto& [name, not_onnx] : as_subgraph) {
+    std::string why = WriteAttentionAsSubgraph(*copy, copy->FindNode(name), copy->OpsetFor(""));
     if (why.empty()) ++s.attention_subgraphs;
+    if (!why.empty() && !not_onnx.empty()) why = absl::StrCat(not_onnx, "; as the subgraph: ", why);
     s.notes.push_back({name, false, why, "", why.empty()});
   }
   bool any_attune = false;

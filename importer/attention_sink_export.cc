@@ -6,6 +6,13 @@
 // after the keys, Softmax, the column sliced off, P·V. A row whose every key
 // is hidden then gives its finite sink every weight: zeros, as the fused op
 // gives with -inf or finfo.min fills.
+//
+// The same writer, without a sink column, writes a node whose probabilities
+// (output 3, the attention weights) are read when ONNX Attention cannot stand
+// for it: the masks are then added as -inf (a NaN or +inf score at a hidden
+// key still makes its row NaN, as the added masks of the replaced subgraph
+// do), and a row whose every key is hidden is NaN, which is what the fused op
+// gives only with masked_rows "nan" (or where no row can be fully hidden).
 #include "importer/attention_sink_export.h"
 
 #include <cmath>
@@ -92,14 +99,41 @@ Value* StructuralHidden(SubgraphWriter& w, Value* qh, Value* kh, bool causal, in
   return hidden;
 }
 
+// Softmax over the scores and a sink column: (H) -> (1, H, 1, 1) expanded
+// to (B, H, T, 1) and concatenated after the keys, sliced off again.
+Value* SinkSoftmax(SubgraphWriter& w, Value* scores, Value* sinks, int64_t heads) {
+  const ElementType type = scores->type();
+  if (sinks->type() != type) sinks = w.Cast(sinks, type);
+  Value* per_head = w.Op("Reshape", {sinks, w.Ints({1, heads, 1, 1})}, type);
+  Value* rows_shape = w.Op("Slice", {w.Op("Shape", {scores}, ElementType::kInt64), w.Ints({0}), w.Ints({3})},
+                           ElementType::kInt64);
+  Attributes axis0;
+  axis0.Set("axis", int64_t{0});
+  Value* column_shape = w.Op("Concat", {rows_shape, w.Ints({1})}, ElementType::kInt64, axis0);
+  Value* column = w.Op("Expand", {per_head, column_shape}, type);
+  Attributes last_axis;
+  last_axis.Set("axis", int64_t{-1});
+  Value* logits = w.Op("Concat", {scores, column}, type, last_axis);
+  Value* probs = w.Op("Softmax", {logits}, type, last_axis);
+  return w.Op("Slice", {probs, w.Ints({0}), w.Ints({-1}), w.Ints({-1})}, type);
+}
+
 std::string Unsupported(const Node& node, int opset) {
   const Attributes& a = node.attributes();
   if (opset < 13) return absl::StrCat("the model's opset ", opset, " is below 13 (Softmax over one axis)");
   for (const char* name : {mha::kScoreLimit, mha::kScoreRounding, mha::kPositionBias, mha::kNanGuard,
                            mha::kHiddenNonFinite})
-    if (a.Has(name)) return absl::StrCat("attribute ", name, " is not written back as a subgraph with sinks");
-  if (node.input(mha::kInputPastKey) != nullptr || node.num_outputs() > 1)
-    return "a KV cache with sinks is not written back as a subgraph";
+    if (a.Has(name)) return absl::StrCat("attribute ", name, " is not written back as a subgraph");
+  if (node.input(mha::kInputPastKey) != nullptr || node.output(mha::kOutputPresentKey) != nullptr ||
+      node.output(mha::kOutputPresentValue) != nullptr)
+    return "a KV cache is not written back as a subgraph";
+  if (node.input(mha::kInputSinks) == nullptr) {
+    const bool rows_hidden = node.input(mha::kInputMask) != nullptr || node.input(mha::kInputKeyPadding) != nullptr;
+    const std::string rows = a.GetString(mha::kMaskedRows, "zeros").value_or("");
+    if (rows_hidden && rows != mha::ToString(mha::MaskedRows::kNaN))
+      return absl::StrCat("a row whose every key is hidden gives \"", rows,
+                          "\" (masked_rows), where the subgraph's softmax of -inf scores gives NaN");
+  }
   const Value* q = node.input(mha::kInputQ);
   if (!q->shape() || q->shape()->empty() || !q->shape()->back().is_known()) return "Q's last dim is not known";
   const size_t rank = q->shape()->size();
@@ -113,7 +147,7 @@ std::string Unsupported(const Node& node, int opset) {
 
 }  // namespace
 
-std::string WriteSinkAttentionAsSubgraph(Graph& graph, Node* node, int opset) {
+std::string WriteAttentionAsSubgraph(Graph& graph, Node* node, int opset) {
   if (std::string why = Unsupported(*node, opset); !why.empty()) return why;
   const Attributes& a = node->attributes();
   SubgraphWriter w(graph, *node);
@@ -163,31 +197,27 @@ std::string WriteSinkAttentionAsSubgraph(Graph& graph, Node* node, int opset) {
       scores = w.Op("Add", {scores, mask}, type);
     }
   }
-  if (hidden != nullptr)
-    scores = w.Op("Where", {hidden, w.Scalar(-std::numeric_limits<float>::infinity(), type), scores}, type);
-
-  // The sink column: (H) -> (1, H, 1, 1) -> (B, H, T, 1), after the keys.
   Value* sinks = node->input(mha::kInputSinks);
-  if (sinks->type() != type) sinks = w.Cast(sinks, type);
-  Value* per_head = w.Op("Reshape", {sinks, w.Ints({1, heads, 1, 1})}, type);
-  Value* rows_shape = w.Op("Slice", {w.Op("Shape", {scores}, ElementType::kInt64), w.Ints({0}), w.Ints({3})},
-                           ElementType::kInt64);
-  Attributes axis0;
-  axis0.Set("axis", int64_t{0});
-  Value* column_shape = w.Op("Concat", {rows_shape, w.Ints({1})}, ElementType::kInt64, axis0);
-  Value* column = w.Op("Expand", {per_head, column_shape}, type);
+  Value* minus_inf = w.Scalar(-std::numeric_limits<float>::infinity(), type);
+  if (hidden != nullptr && sinks != nullptr) {
+    scores = w.Op("Where", {hidden, minus_inf, scores}, type);
+  } else if (hidden != nullptr) {
+    scores = w.Op("Add", {scores, w.Op("Where", {hidden, minus_inf, w.Scalar(0.0f, type)}, type)}, type);
+  }
   Attributes last_axis;
   last_axis.Set("axis", int64_t{-1});
-  Value* logits = w.Op("Concat", {scores, column}, type, last_axis);
-  Value* probs = w.Op("Softmax", {logits}, type, last_axis);
-  Value* p = w.Op("Slice", {probs, w.Ints({0}), w.Ints({-1}), w.Ints({-1})}, type);
+  Value* p = sinks != nullptr ? SinkSoftmax(w, scores, sinks, heads) : w.Op("Softmax", {scores}, type, last_axis);
   Value* y = w.Op("MatMul", {p, vh}, type);
+  std::vector<Value*> outputs = {node->output(mha::kOutputY)};
+  Value* weights = node->output(mha::kOutputProbabilities);
   if (three_d) {
     Value* merged = w.Transpose(y, {0, 2, 1, 3});
-    graph.ReplaceNode(node, "Reshape", "", {merged, w.Ints({0, 0, heads * v_head_dim})});
+    graph.ReplaceNode(node, "Reshape", "", {merged, w.Ints({0, 0, heads * v_head_dim})}, outputs, {});
   } else {
-    graph.ReplaceNode(node, "Identity", "", {y});
+    graph.ReplaceNode(node, "Identity", "", {y}, outputs, {});
   }
+  if (weights != nullptr)
+    graph.AddNode("Identity", "", graph.UniqueName(weights->name() + "/probabilities"), {p}, {weights});
   return "";
 }
 

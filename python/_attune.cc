@@ -129,6 +129,7 @@ py::dict FusionToDict(const FusionRecord& f) {
   d["key_padding"] = f.key_padding.empty() ? py::object(py::none()) : py::object(py::str(f.key_padding));
   d["bias"] = f.bias.empty() ? py::object(py::none()) : py::object(py::str(f.bias));
   d["sinks"] = f.sinks.empty() ? py::object(py::none()) : py::object(py::str(f.sinks));
+  d["weights"] = f.weights.empty() ? py::object(py::none()) : py::object(py::str(f.weights));
   d["max_kv_len"] = f.max_kv_len > 0 ? py::object(py::int_(f.max_kv_len)) : py::object(py::none());
   d["q_layout"] = f.q_layout;
   d["has_past"] = f.has_past;

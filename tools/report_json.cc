@@ -35,6 +35,7 @@ nlohmann::json FusionToJson(const FusionRecord& f) {
                       {"key_padding", f.key_padding.empty() ? nlohmann::json(nullptr) : nlohmann::json(f.key_padding)},
                       {"bias", f.bias.empty() ? nlohmann::json(nullptr) : nlohmann::json(f.bias)},
                       {"sinks", f.sinks.empty() ? nlohmann::json(nullptr) : nlohmann::json(f.sinks)},
+                      {"weights", f.weights.empty() ? nlohmann::json(nullptr) : nlohmann::json(f.weights)},
                       {"max_kv_len", f.max_kv_len > 0 ? nlohmann::json(f.max_kv_len) : nlohmann::json(nullptr)},
                       {"q_layout", f.q_layout},
                       {"has_past", f.has_past},

@@ -135,6 +135,9 @@ std::string RenderTextReport(const nlohmann::json& r, bool colour) {
     if (f.contains("sinks") && f["sinks"].is_string())
       absl::StrAppendFormat(&out, "     %-10s %s (a logit per head in the softmax's denominator)\n", "sinks",
                             f["sinks"].get<std::string>());
+    if (f.contains("weights") && f["weights"].is_string())
+      absl::StrAppendFormat(&out, "     %-10s %s (the probabilities, given as the fused op's output 3)\n", "weights",
+                            f["weights"].get<std::string>());
     if (f.contains("max_kv_len") && f["max_kv_len"].is_number_integer())
       absl::StrAppendFormat(&out, "     %-10s %d keys (the model's mask buffer; longer inputs are refused)\n",
                             "max_kv_len", f["max_kv_len"].get<int64_t>());

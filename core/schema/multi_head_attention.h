@@ -103,7 +103,13 @@ enum Output : int {
   kOutputY = 0,
   kOutputPresentKey = 1,    // past key followed by K, [B, kv_heads, P + T, D]
   kOutputPresentValue = 2,
-  kNumOutputs = 3,
+  // optional [B, num_heads, T, P + T]: the softmax probabilities the output
+  // weights V with, as the replaced subgraph's Softmax gives them (the
+  // attention weights nn.MultiheadAttention returns with need_weights=True):
+  // hidden keys 0, a row with no visible key as masked_rows says. Computed
+  // row by row; the flash kernels run when it is not asked for.
+  kOutputProbabilities = 3,
+  kNumOutputs = 4,
 };
 
 /// What a query row outputs when every key is hidden to it (by the

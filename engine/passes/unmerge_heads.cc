@@ -23,9 +23,9 @@
 //   Transpose of the last two axes (perm 0,2,1 -> 0,1,3,2);
 //   Softmax / LogSoftmax over the last axis (axis -1 at every opset);
 //   Cast, Identity, Dropout without its mask output;
-//   Add, Sub, Mul, Div, Pow, Max, Min of a lifted operand and either another
-//     lifted operand or a value that broadcasts along the merged axis (rank
-//     <= 3, first dim 1 when rank 3, every dim 1 or the result's): a scale,
+//   Add, Sub, Mul, Div, Pow, Max, Min, Or, And of a lifted operand and either
+//     another lifted operand or a value that broadcasts along the merged axis
+//     (rank <= 3, first dim 1 when rank 3): a scale,
 //     or a bias of shape (B*H, 1, S) merged from (B, H, 1, S), stays an op
 //     of the 4-D scores and is never dropped.
 // Every dim is proven by the symbolic shapes: (B, H) of each merge equals the
@@ -40,7 +40,10 @@
 // it was, whatever X is at run time, empty tensors included; the attention
 // fusion reads it as a mask step.
 // Every value the region computes is read by the region alone and is no graph
-// output; otherwise the graph is left as it is. A merged value may have other
+// output; otherwise the graph is left as it is. One exception: a Softmax's
+// probabilities may also be viewed back to the region's (B, H, T, S)
+// (nn.MultiheadAttention's need_weights=True); such a view reads the 4-D
+// Softmax itself, which is the same elements. A merged value may have other
 // readers (BLOOM's presents are its merged keys and values): the region reads
 // its 4-D form and the merge stays for them. The split's output keeps its name
 // when it is a graph output (it becomes an Identity of the 4-D result).
@@ -70,8 +73,19 @@ using unmerge_heads::SequenceFirstOutput;
 using unmerge_heads::SequenceFirstSplitHeads;
 using unmerge_heads::ShapeOfRank;
 
-// Read by exactly one node input and not a graph output.
-bool ReadOnceInside(const Value* v) { return v->uses().size() == 1 && !v->is_graph_output(); }
+// Read by exactly one node input and not a graph output, not counting Shape
+// nodes, which read no element: the 3-D value stays computed for them where
+// they are still read (nn.MultiheadAttention's ConstantOfShape(Shape(mask))
+// of zeros, which the region reads as its one value, so that nothing reads
+// it then).
+bool ReadOnceInsideBesidesShapes(const Value* v) {
+  if (v->is_graph_output()) return false;
+  int reads = 0;
+  for (const Use& use : v->uses()) reads += !IsOp(use.node, "Shape");
+  return reads == 1;
+}
+
+std::optional<Heads> SplitHeads(const Node& split);
 
 // One 3-D op of a region, computed on 4-D operands. Steps are kept in
 // operand-before-user order.
@@ -84,13 +98,14 @@ class RegionPlan {
  public:
   RegionPlan(const Graph& graph, Heads heads) : graph_(graph), heads_(std::move(heads)) {}
 
-  // Plans `v` (3-D, read once, inside the region) on its 4-D form.
-  bool Lift(Value* v) {
+  // Plans `v` (3-D, read once by `reader`, inside the region) on its 4-D form.
+  bool Lift(Value* v, const Node* reader) {
     const SymbolicShape* shape = ShapeOfRank(v, 3);
     if (shape == nullptr) return false;
     if (leaves_.contains(v) || planned_.contains(v)) return false;  // read twice: not once
     Node* p = v->producer();
-    if (p == nullptr || !p->domain().empty() || p->num_outputs() < 1 || p->output(0) != v) return false;
+    if (p == nullptr) return LiftPerHeadInput(v, *shape);
+    if (!p->domain().empty() || p->num_outputs() < 1 || p->output(0) != v) return false;
     // BLOOM's KV cache: the merged past (a graph input of its own batch dim)
     // joined to the merged new keys or values; the result is the present.
     if (const Value* source = ConcatWithMerge(*p); source != nullptr) {
@@ -118,7 +133,7 @@ class RegionPlan {
       return true;
     }
     NoteOtherOrder(*p, *shape);
-    if (!ReadOnceInside(v)) return false;  // computed for another reader: left whole
+    if (!ReadOnceInsideBesidesShapes(v) && !ViewedBackBesides(v, reader)) return false;  // computed for another reader: left whole
     std::vector<bool> lifted(p->num_inputs(), false);
     const std::string& op = p->op_type();
     if (op == "Softmax" || op == "LogSoftmax") {
@@ -148,6 +163,7 @@ class RegionPlan {
         } else if (xs != nullptr && (*xs)[0] == heads_.merged) {
           lifted[i] = true;
         } else if (!BroadcastsAlongMerged(x, *shape)) {
+          if (xs != nullptr) NoteNotMerged(*x, *xs);
           return false;
         }
       }
@@ -165,17 +181,22 @@ class RegionPlan {
     }
     if (p->num_inputs() < 1 || p->num_inputs() != static_cast<int>(lifted.size())) return false;
     for (int i = 0; i < p->num_inputs(); ++i)
-      if (lifted[i] && !Lift(p->input(i))) return false;
+      if (lifted[i] && !Lift(p->input(i), p)) return false;
     planned_[v] = true;
     steps_.push_back(Step{p, std::move(lifted)});
     return true;
   }
 
   const std::vector<Step>& steps() const { return steps_; }
+  // Views of a region's value back to this region's (B, H, x, y), besides
+  // its reader inside: they read its 4-D form itself.
+  const std::vector<std::pair<Node*, Value*>>& views_back() const { return views_back_; }
   // Set when a merge of the same B*H had its two axes in another order than
   // the split's: the one refusal the report names (it is what a swapped
   // view(H, B, ...) in a library's code looks like).
   const std::string& other_order() const { return other_order_; }
+  // Set when a 3-D input merged with the heads was not viewed as (B, H, T, S).
+  const std::string& per_head_input() const { return per_head_input_; }
   // A merged value's 4-D form: `input` itself, or Unsqueeze(input, axis) of a
   // rank-3 (B, H, y) merged to (B*H, 1, y) (axis 2) or (B*H, y, 1) (axis 3),
   // or (with `view_of`, the merge) `input` viewed to (B, H, x, y) where its
@@ -189,6 +210,7 @@ class RegionPlan {
     const Node* view_of;
     const Value* heads_of = nullptr;
     std::optional<SeqFirstView> seq_first;
+    bool per_head_input = false;  // a (B*H, x, y) input of known B and H, viewed as (B, H, x, y)
   };
   const std::unordered_map<Value*, Leaf>& leaves() const { return leaves_; }
   // Values of one repeated element, read as that element (a one-entry tensor).
@@ -219,8 +241,63 @@ class RegionPlan {
     return *std::move(one);
   }
 
+  // nn.MultiheadAttention's 3-D attn_mask, an input of (B*H, T, S): one mask
+  // per batch and head. It is viewed as (B, H, T, S) where its first dim is
+  // proven B*H with B and H known (the view then succeeds exactly where the
+  // 3-D ops did); a first dim not proven B*H (a symbol of its own, which the
+  // 3-D Add would also broadcast from 1) is left alone, with its reason.
+  bool LiftPerHeadInput(Value* v, const SymbolicShape& shape) {
+    if (!(shape[0] == heads_.merged)) {
+      if (!(shape[0].is_known() && shape[0].value() == 1)) NoteNotMerged(*v, shape);
+      return false;
+    }
+    if (!heads_.batch.is_known() || !heads_.heads.is_known()) {
+      if (per_head_input_.empty())
+        per_head_input_ = absl::StrCat("'", v->name(), "' (", SymbolicShapeToString(shape),
+                                       ") is a mask per head, (B*H, T, S), with B or H not known: its view as ",
+                                       "(B, H, T, S) is not written");
+      return false;
+    }
+    if (!ReadOnceInsideBesidesShapes(v)) return false;
+    leaves_[v] = Leaf{v, -1, nullptr};
+    leaves_[v].per_head_input = true;
+    return true;
+  }
+
+  // A (X, T, S) operand of the merged ops whose X is neither 1 nor proven
+  // B*H: the 3-D op broadcasts it from 1 or takes it per batch and head, and
+  // which of the two it is (and so its view as (B, H, T, S)) is not proven.
+  void NoteNotMerged(const Value& v, const SymbolicShape& shape) {
+    if (!per_head_input_.empty()) return;
+    per_head_input_ = absl::StrCat("'", v.name(), "' (", SymbolicShapeToString(shape),
+                                   ") is merged with the heads as (B*H, T, S), its first dim not provably ",
+                                   heads_.merged.ToString(), " (B*H) or 1: a mask per head that is not viewed as ",
+                                   "(B, H, T, S)");
+  }
+
+  // The probabilities of nn.MultiheadAttention with need_weights=True: the
+  // Softmax's (B*H, T, S) is read by P·V inside the region and viewed as
+  // (B, H, T, S) for the weights the module returns. Each such view (a split
+  // of this region's B and H, proven as the region's own) is the 4-D Softmax
+  // itself; any other reader leaves the region whole.
+  bool ViewedBackBesides(Value* v, const Node* reader) {
+    if (v->is_graph_output() || !IsOp(v->producer(), "Softmax")) return false;
+    int inside = 0;
+    std::vector<std::pair<Node*, Value*>> views;
+    for (const Use& use : v->uses()) {
+      if (use.node == reader && use.index == 0 && inside++ == 0) continue;
+      auto heads = use.node->num_outputs() == 1 ? SplitHeads(*use.node) : std::nullopt;
+      if (!heads || !(heads->batch == heads_.batch) || !(heads->heads == heads_.heads)) return false;
+      views.emplace_back(use.node, v);
+    }
+    if (inside != 1 || views.empty()) return false;
+    views_back_.insert(views_back_.end(), views.begin(), views.end());
+    return true;
+  }
+
   static bool IsBinaryElementwise(const std::string& op) {
-    return op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Pow" || op == "Max" || op == "Min";
+    return op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Pow" || op == "Max" || op == "Min" ||
+           op == "Or" || op == "And";
   }
 
   // `merge` is a Reshape of a 4-D (B, H, x, y) value, this region's B and H,
@@ -305,18 +382,15 @@ class RegionPlan {
   }
 
   // `x` broadcast against the 3-D `result` is the same elements for every
-  // merged index: rank <= 3, a leading 1 when rank 3, and each dim 1 or the
-  // result's dim (so it does not grow the result in either form).
-  static bool BroadcastsAlongMerged(const Value* x, const SymbolicShape& result) {
+  // merged index: rank <= 3, a leading 1 when rank 3. Its last two dims
+  // broadcast against the result's last two in the 3-D and the 4-D form
+  // alike (the same pairs of dims meet, so both forms fail or give the same
+  // rows and keys): they need not be proven the result's (a bool mask sliced
+  // from a buffer has min(L, T) rows where the scores have T).
+  static bool BroadcastsAlongMerged(const Value* x, const SymbolicShape&) {
     if (x == nullptr || !x->shape() || x->shape()->size() > 3) return false;
     const SymbolicShape& xs = *x->shape();
-    const size_t offset = 3 - xs.size();
-    for (size_t i = 0; i < xs.size(); ++i) {
-      const Dim& d = xs[i];
-      const bool one = d.is_known() && d.value() == 1;
-      if (offset + i == 0 ? !one : !(one || d == result[offset + i])) return false;
-    }
-    return true;
+    return xs.size() < 3 || (xs[0].is_known() && xs[0].value() == 1);
   }
 
   const Graph& graph_;
@@ -325,7 +399,9 @@ class RegionPlan {
   std::unordered_map<Value*, Tensor> uniform_;
   std::unordered_map<Value*, bool> planned_;
   std::vector<Step> steps_;
+  std::vector<std::pair<Node*, Value*>> views_back_;
   std::string other_order_;
+  std::string per_head_input_;
 };
 
 // The split Reshape's (B, H) when it views a 3-D (B*H, x, y) as (B, H, x, y).
@@ -354,8 +430,9 @@ class UnmergeHeadsPass final : public Pass {
       Value* merged = split->input(0);
       // A merged value viewed straight back is the merge's input: a region of
       // no op, which the cancel below handles like any other.
-      if (!plan.Lift(merged)) {
+      if (!plan.Lift(merged, split)) {
         if (!plan.other_order().empty()) Report(context, split->name(), plan.other_order());
+        if (!plan.per_head_input().empty()) Report(context, split->name(), plan.per_head_input());
         continue;
       }
       // The split of a Concat's view is that view already.
@@ -419,9 +496,20 @@ class UnmergeHeadsPass final : public Pass {
 
   // Reshape(input, Concat(Shape(heads_of)[0, 1], Shape(input)[1, 2])) with
   // allowzero 1: the 3-D input as (B, H, x, y), its two last dims kept, every
-  // dim read at run time (a zero is a zero, not a copied dim).
+  // dim read at run time (a zero is a zero, not a copied dim). A per-head
+  // input (no heads_of) takes the known B and H as constants.
   static Value* ViewedWithHeads(Graph& graph, const RegionPlan::Leaf& leaf, const Heads& heads) {
     const std::string base = leaf.input->name() + "/unmerged_view";
+    const SymbolicShape& in = *leaf.input->shape();
+    Value* out = graph.AddValue(base, leaf.input->type(), SymbolicShape{heads.batch, heads.heads, in[1], in[2]});
+    Attributes reshape;
+    reshape.Set("allowzero", int64_t{1});
+    if (leaf.per_head_input && in[1].is_known() && in[2].is_known()) {  // every dim known: a constant target
+      Value* target = graph.AddConstant(
+          base + "_target", Int64Vector({heads.batch.value(), heads.heads.value(), in[1].value(), in[2].value()}));
+      graph.AddNode("Reshape", "", graph.UniqueName(base), {leaf.input, target}, {out}, std::move(reshape));
+      return out;
+    }
     auto dims_of = [&](const Value* of, const std::vector<int64_t>& which, const std::string& name) {
       Value* shape = graph.AddValue(name + "_shape", ElementType::kInt64,
                                     SymbolicShape{Dim::Known(static_cast<int64_t>(of->shape()->size()))});
@@ -433,17 +521,16 @@ class UnmergeHeadsPass final : public Pass {
       graph.AddNode("Gather", "", graph.UniqueName(name), {shape, at}, {dims}, std::move(gather));
       return dims;
     };
-    Value* batch_heads = dims_of(leaf.heads_of, {0, 1}, base + "_heads");
+    Value* batch_heads =
+        leaf.per_head_input
+            ? graph.AddConstant(base + "_heads", Int64Vector({heads.batch.value(), heads.heads.value()}))
+            : dims_of(leaf.heads_of, {0, 1}, base + "_heads");
     Value* rows_cols = dims_of(leaf.input, {1, 2}, base + "_rows_cols");
     Value* target = graph.AddValue(base + "_target", ElementType::kInt64, SymbolicShape{Dim::Known(4)});
     Attributes concat;
     concat.Set("axis", int64_t{0});
     graph.AddNode("Concat", "", graph.UniqueName(base + "_target"), {batch_heads, rows_cols}, {target},
                   std::move(concat));
-    const SymbolicShape& in = *leaf.input->shape();
-    Value* out = graph.AddValue(base, leaf.input->type(), SymbolicShape{heads.batch, heads.heads, in[1], in[2]});
-    Attributes reshape;
-    reshape.Set("allowzero", int64_t{1});
     graph.AddNode("Reshape", "", graph.UniqueName(base), {leaf.input, target}, {out}, std::move(reshape));
     return out;
   }
@@ -452,8 +539,8 @@ class UnmergeHeadsPass final : public Pass {
   static Value* Build(Graph& graph, const RegionPlan& plan, const Heads& heads, Value* root) {
     std::unordered_map<Value*, Value*> lifted;
     for (const auto& [merged, leaf] : plan.leaves())
-      lifted[merged] = leaf.seq_first              ? SequenceFirstHeads(graph, *leaf.seq_first)
-                       : leaf.heads_of != nullptr  ? ViewedWithHeads(graph, leaf, heads)
+      lifted[merged] = leaf.seq_first                                   ? SequenceFirstHeads(graph, *leaf.seq_first)
+                       : leaf.heads_of != nullptr || leaf.per_head_input ? ViewedWithHeads(graph, leaf, heads)
                        : leaf.view_of != nullptr ? Viewed(graph, leaf, *merged)
                        : leaf.unsqueeze_axis < 0   ? leaf.input
                                                    : Unsqueezed(graph, leaf, *merged);
@@ -477,6 +564,7 @@ class UnmergeHeadsPass final : public Pass {
                     std::move(attrs));
       lifted[v] = out;
     }
+    for (const auto& [view, value] : plan.views_back()) ReplaceOutputWith(graph, view, lifted.at(value));
     return lifted.at(root);
   }
 };

@@ -42,6 +42,10 @@ struct FusionRecord {
   /// With an attention sink: the constant of per-head logits the subgraph
   /// concatenated after the keys (the fused op's sinks input holds its values).
   std::string sinks;
+  /// With the probabilities also read outside the block (attention weights,
+  /// nn.MultiheadAttention's need_weights=True): the value the subgraph's
+  /// Softmax gave them, which the fused op's probabilities output replaces.
+  std::string weights;
   /// > 0: the model's mask is computed from a buffer of this many positions,
   /// and the fused op refuses more keys (past + new), as the model does.
   int64_t max_kv_len = 0;

@@ -21,14 +21,20 @@ def seq_first_x(module, rng):
     return {"x": rng.standard_normal((T, 2, D_MODEL)).astype(np.float32)}
 
 
-def both_sides_padding(module, rng):
-    """Sequence-first x and a key_padding_mask (True pads): row 0 left-padded by 3, row 1 right-padded by 4."""
-    inputs = seq_first_x(module, rng)
-    pad = np.zeros((2, T), dtype=bool)
-    pad[0, :3] = True
-    pad[1, -4:] = True
-    inputs["key_padding_mask"] = pad
-    return inputs
+def both_sides(make_x):
+    """key_padding_mask (True pads): row 0 left-padded by 3, row 1 right-padded by 4."""
+    def make(module, rng):
+        inputs = make_x(module, rng)
+        pad = np.zeros((2, T), dtype=bool)
+        pad[0, :3] = True
+        pad[1, -4:] = True
+        inputs["key_padding_mask"] = pad
+        return inputs
+    return make
+
+
+# Sequence-first x, padded on both sides.
+both_sides_padding = both_sides(seq_first_x)
 
 
 def with_padding(make_x):
@@ -69,15 +75,17 @@ SPECS = [
               extra=MERGED),
     ModelSpec(name="torch_mha_weights",
               description=f"{MHA}, sequence-first, the bool attn_mask buffer, key_padding_mask, need_weights=True (the "
-              "weights averaged over the heads are a second output): the probabilities are read twice, so the "
-              "block stays unfused and the report says why.",
+              "weights averaged over the heads are a second output): the probabilities are read by P·V and by the "
+              "averaging; fused as causal + padding with 4 heads, the weights read from the fused op's "
+              "probabilities output.",
               build=lambda: torch_modules.TorchMha(D_MODEL, HEADS, batch_first=False, bool_mask=True, padding=True,
                                                    need_weights=True),
               make_inputs=with_padding(seq_first_x), input_names=["x", "key_padding_mask"],
               output_names=["y", "weights"],
               dynamic_axes={"x": SEQ_FIRST, "key_padding_mask": SEQ, "y": SEQ_FIRST,
                             "weights": {0: "batch", 1: "seq", 2: "seq"}},
-              attention_blocks=[block("causal+padding", HEADS, HEAD_DIM)], expected_fusions=0, seed=144),
+              attention_blocks=[block("causal+padding", HEADS, HEAD_DIM)], expected_fusions=1, seed=144,
+              extra={**MERGED, "weights": True}),
     ModelSpec(name="torch_encoder_layer_causal",
               description=f"nn.TransformerEncoderLayer(d_model {D_MODEL}, {HEADS} heads, feed-forward "
               f"{2 * D_MODEL}, batch_first) with src_mask from generate_square_subsequent_mask.",
@@ -162,6 +170,57 @@ SPECS += [
               dynamic_axes={"x": SEQ_FIRST, "attn_mask": {0: "batch_heads", 1: "seq", 2: "seq"}, "y": SEQ_FIRST},
               attention_blocks=[block("explicit", HEADS, HEAD_DIM)], expected_fusions=0, seed=154,
               extra={**MERGED, "expected_causal_fusions": 0}),
+    ModelSpec(name="torch_mha_head_mask_static",
+              description=f"{MHA}, sequence-first, a 3-D (B·H, T, S) bool attn_mask input, causal for even heads and "
+              "one key wider for odd heads; opset 17, static axes: the mask's first dim is 8 = B·H, so it is viewed "
+              "as (B, H, T, S) and fused as an explicit mask per head with 4 heads, never as causal.",
+              build=lambda: torch_modules.TorchMhaHeadMask(D_MODEL, HEADS), make_inputs=head_mask_inputs,
+              input_names=["x", "attn_mask"], output_names=["y"], dynamic_axes={},
+              attention_blocks=[block("explicit", HEADS, HEAD_DIM)], expected_fusions=1, seed=165,
+              extra={**MERGED, "expected_causal_fusions": 0}),
+]
+
+
+def weights_spec(name, seed, opset, batch_first, dynamic, causal, bool_mask, padding, average, kind):
+    """nn.MultiheadAttention with need_weights=True: the weights (averaged (B, T, S) or per head (B, H, T, S))
+    are a second output, read from the fused op's probabilities output."""
+    x_axes = SEQ if batch_first else SEQ_FIRST
+    w_axes = {0: "batch", 1: "seq", 2: "seq"} if average else {0: "batch", 2: "seq", 3: "seq"}
+    inputs = batch_first_x if batch_first else seq_first_x
+    if padding:
+        # Causal rows must see a key (a causal row whose every key is padded is NaN in PyTorch): right padding;
+        # without the causal part, both sides.
+        inputs = with_padding(inputs) if causal else both_sides(inputs)
+    mask = ("bool attn_mask sliced from a buffer" if bool_mask else f"{CAUSAL} (float)") if causal else "no attn_mask"
+    return ModelSpec(
+        name=name,
+        description=f"{MHA}, {'batch_first' if batch_first else 'sequence-first'}, {mask}"
+        f"{', a key_padding_mask input (True pads)' if padding else ''}, need_weights=True with "
+        f"average_attn_weights={average} (the weights {'averaged over the heads' if average else 'per head'} are a "
+        f"second output); opset {opset}, {'dynamic' if dynamic else 'static'} axes. Fused as {kind} with 4 heads, the "
+        "weights read from the fused op's probabilities output.",
+        build=lambda: torch_modules.TorchMha(D_MODEL, HEADS, batch_first=batch_first, bool_mask=bool_mask,
+                                             padding=padding, need_weights=True, causal=causal, average=average),
+        make_inputs=inputs, input_names=["x", "key_padding_mask"] if padding else ["x"],
+        output_names=["y", "weights"],
+        dynamic_axes=({"x": x_axes, "y": x_axes, "weights": w_axes, **({"key_padding_mask": SEQ} if padding else {})}
+                      if dynamic else {}),
+        attention_blocks=[block(kind, HEADS, HEAD_DIM)], expected_fusions=1, seed=seed, opset=opset,
+        extra={**MERGED, "weights": True})
+
+
+
+SPECS += [
+    weights_spec("torch_mha_weights_per_head_op14", 160, 14, batch_first=True, dynamic=False, causal=True,
+                 bool_mask=False, padding=True, average=False, kind="causal+padding"),
+    weights_spec("torch_mha_weights_causal_op14", 161, 14, batch_first=True, dynamic=True, causal=True,
+                 bool_mask=False, padding=False, average=True, kind="causal"),
+    weights_spec("torch_mha_weights_padding_op17", 162, 17, batch_first=False, dynamic=True, causal=False,
+                 bool_mask=False, padding=True, average=False, kind="padding"),
+    weights_spec("torch_mha_weights_plain_op17", 163, 17, batch_first=False, dynamic=False, causal=False,
+                 bool_mask=False, padding=False, average=True, kind="none"),
+    weights_spec("torch_mha_weights_bool_per_head_op17", 164, 17, batch_first=False, dynamic=True, causal=True,
+                 bool_mask=True, padding=False, average=False, kind="causal"),
 ]
 
 import megatron  # noqa: E402

@@ -12,22 +12,25 @@ def causal_float_mask(t):
 
 class TorchMha(nn.Module):
     """nn.MultiheadAttention self-attention of x with the causal mask of generate_square_subsequent_mask
-    (or its bool form sliced from a buffer of `context` positions, True hides), an optional
-    key_padding_mask input (True pads) and optionally the averaged weights."""
+    (or its bool form sliced from a buffer of `context` positions, True hides; or none: causal=False), an
+    optional key_padding_mask input (True pads) and optionally the weights (need_weights), averaged over the
+    heads (B, T, S) or per head (B, H, T, S) (average_attn_weights)."""
 
-    def __init__(self, d_model, heads, batch_first, bool_mask=False, padding=False, need_weights=False, context=64):
+    def __init__(self, d_model, heads, batch_first, bool_mask=False, padding=False, need_weights=False, context=64,
+                 causal=True, average=True):
         super().__init__()
         self.attn = nn.MultiheadAttention(d_model, heads, batch_first=batch_first)
         self.register_buffer("hidden", torch.triu(torch.ones(context, context, dtype=torch.bool), diagonal=1))
         self.batch_first, self.bool_mask, self.padding, self.need_weights = batch_first, bool_mask, padding, need_weights
+        self.causal, self.average = causal, average
 
     def forward(self, x, key_padding_mask=None):
         t = x.shape[1] if self.batch_first else x.shape[0]
-        mask = causal_float_mask(t)
-        if self.bool_mask:
+        mask = causal_float_mask(t) if self.causal else None
+        if self.bool_mask and self.causal:
             mask = self.hidden[:t, :t]
         y, w = self.attn(x, x, x, attn_mask=mask, key_padding_mask=key_padding_mask if self.padding else None,
-                         need_weights=self.need_weights)
+                         need_weights=self.need_weights, average_attn_weights=self.average)
         return (y, w) if self.need_weights else y
 
 

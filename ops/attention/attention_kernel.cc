@@ -95,6 +95,21 @@ absl::StatusOr<Tensor> CheckSinks(const KernelContext& ctx, const AttentionParam
   return StageAsFloat32(ctx, t);
 }
 
+// MultiHeadAttention's probabilities (output 3) come from the row-by-row
+// path, which computes the scores, the masks and the softmax as the subgraph
+// does; the policies it does not model are refused rather than approximated.
+absl::Status CheckProbabilitiesOutput(const AttentionParams& p) {
+  const char* what = p.position_bias                      ? "a position bias (position_bias)"
+                     : p.hidden_fills.half()              ? "16-bit scores (score_rounding)"
+                     : p.nan_rows_zeroed                  ? "a NaN guard (nan_guard)"
+                     : !p.hidden_nonfinite.structural ||
+                               !p.hidden_nonfinite.bias ? "masks that replace hidden scores (hidden_nonfinite)"
+                                                        : nullptr;
+  if (what == nullptr) return absl::OkStatus();
+  return absl::UnimplementedError(
+      absl::StrCat(p.op_name, ": output 3 (the probabilities) is not computed together with ", what));
+}
+
 // A float32 tensor to compute into: the output itself when it is float32.
 absl::StatusOr<Tensor> FloatTarget(const KernelContext& ctx, const Tensor& output) {
   if (output.type() == ElementType::kFloat32) return output;
@@ -175,6 +190,7 @@ absl::Status AttentionKernel::Run(KernelContext& ctx) const {
   Tensor* qk = nullptr;
   Tensor qk_f32;
   if (kOutputQk < ctx.num_outputs() && ctx.output_wanted(kOutputQk)) {
+    if (!onnx) RETURN_IF_ERROR(CheckProbabilitiesOutput(p));
     ASSIGN_OR_RETURN(qk, ctx.AllocateOutput(kOutputQk, s.type, s.qk_shape()));
     ASSIGN_OR_RETURN(qk_f32, FloatTarget(ctx, *qk));
   }

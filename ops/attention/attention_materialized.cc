@@ -36,23 +36,30 @@ void ComputeRow(const AttentionArgs& a, int64_t b, int64_t h, int64_t i, float* 
   };
 
   double max_score = kHidden;
+  bool nan_score = false;
   for (int64_t j = 0; j < a.kv_len; ++j) {
-    const float* k = Row(a.k, b, kv_h, j);
-    double dot = 0.0;
-    for (int64_t d = 0; d < a.head_dim; ++d) dot += static_cast<double>(q[d]) * k[d];
-    double s = dot * a.scale;
+    // As the subgraph's MatMul gives it: infinite where it overflows.
+    double s = Float32Dot(q, Row(a.k, b, kv_h, j), a.head_dim, a.score_limit) * a.scale;
     record(QkOutputMode::kScaled, j, s);
     if (a.softcap > 0.0f) s = a.softcap * std::tanh(s / a.softcap);
     record(QkOutputMode::kSoftcapped, j, s);
     if (KeyHidden(a, b, i, j)) {
-      s = kHidden;
+      // A mask added to the scores keeps a NaN or +inf score (-inf + it is NaN); Where replaces it.
+      const bool kept = s != s || s == -kHidden;
+      s = kept && a.hidden_nonfinite.structural ? std::numeric_limits<double>::quiet_NaN() : kHidden;
     } else if (bias != nullptr) {
       s = static_cast<float>(s) + bias[j];  // in float, as the subgraph's Add (see attention_reference.cc)
     }
     record(QkOutputMode::kMasked, j, s);
     scores[j] = s;
-    if (s > max_score) max_score = s;
+    if (s != s) {
+      nan_score = true;
+    } else if (s > max_score) {
+      max_score = s;
+    }
   }
+  // A NaN score makes the subgraph's softmax of the row NaN at every key.
+  if (nan_score) max_score = std::numeric_limits<double>::quiet_NaN();
 
   float* y = a.y + b * a.y_stride_batch + h * a.y_stride_head + i * a.y_stride_seq;
   std::fill(acc.begin(), acc.end(), 0.0);

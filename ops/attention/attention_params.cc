@@ -215,6 +215,8 @@ absl::StatusOr<AttentionParams> ParseMultiHeadAttentionParams(const KernelInfo& 
         absl::StrCat(p.op_name, ": attribute max_kv_len must be > 0 (got ", p.max_kv_len, ")"));
   p.alignment = CausalAlignment::kBottomRight;
   p.short_mask_keys = ShortMaskKeys::kBroadcast;
+  // Output 3 holds the probabilities (mha::kOutputProbabilities).
+  p.qk_output_mode = QkOutputMode::kSoftmax;
   return p;
 }
 

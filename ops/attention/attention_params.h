@@ -100,7 +100,8 @@ inline constexpr int kInputSinks = mha::kInputSinks;  // MultiHeadAttention only
 inline constexpr int kOutputY = mha::kOutputY;
 inline constexpr int kOutputPresentKey = mha::kOutputPresentKey;
 inline constexpr int kOutputPresentValue = mha::kOutputPresentValue;
-inline constexpr int kOutputQk = 3;  // ONNX Attention
+inline constexpr int kOutputQk = 3;  // ONNX Attention's qk_matmul_output, MultiHeadAttention's probabilities
+static_assert(kOutputQk == mha::kOutputProbabilities);
 
 /// attune.MultiHeadAttention: the attributes of core/schema/multi_head_attention.h.
 absl::StatusOr<AttentionParams> ParseMultiHeadAttentionParams(const KernelInfo& info);

@@ -1,6 +1,7 @@
 // Saved causal models run on ONNX Runtime: `--save-optimized` writes their
 // fused attention as the standard ONNX Attention op (with attention sinks,
-// which it lacks, as the standard subgraph). tests/models/ort_saved/
+// which it lacks, and with attention weights where ONNX Attention cannot give
+// them, as the standard subgraph). tests/models/ort_saved/
 // holds, per model, what ONNX Runtime 1.30 computed on the saved file
 // (make_fixtures.py); here the saved file is written again, must hold only
 // standard ops, and, re-imported, must give ONNX Runtime's outputs and

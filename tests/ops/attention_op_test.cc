@@ -533,8 +533,8 @@ TEST(MultiHeadAttentionTest, RejectsOtherBadInputs) {
   call.attributes.Set("heads", int64_t{2});
   EXPECT_EQ(CodeOf(call), absl::StatusCode::kUnimplemented) << "unknown attribute";
   call = MhaCall(p, {});
-  call.num_outputs = 4;
-  expect_invalid(call, "a fourth output");
+  call.num_outputs = mha::kNumOutputs + 1;
+  expect_invalid(call, "a fifth output");
 }
 
 TEST(MultiHeadAttentionTest, EmptyBatchAndEmptyKeys) {

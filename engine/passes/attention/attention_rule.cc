@@ -155,7 +155,9 @@ std::variant<int, Reason> CheckStructure(const Graph& graph, const pattern::Matc
   if (auto why = CheckMatMulBroadcast(*scores, rank, "Q", "K^T")) return *why;
   if (auto why = CheckMatMulBroadcast(*pv, rank, "the probabilities", "V")) return *why;
   if (auto why = CheckMaskView(m, *scores, rank)) return *why;
-  if (auto why = pattern::CheckInternalUses(m, pv)) return *why;
+  // The probabilities (and Identity copies of them) may be read outside: the
+  // weights stage decides (DecideWeights).
+  if (auto why = pattern::CheckInternalUses(m, pv, ProbabilityNodes(m))) return *why;
   return rank;
 }
 
@@ -257,6 +259,9 @@ std::variant<AttentionRewrite, std::string> CheckAttention(const Graph& graph, c
   auto rank_or = CheckStructure(graph, m);
   if (auto* why = std::get_if<Reason>(&rank_or)) return *why;
   const int rank = std::get<int>(rank_or);
+  auto weights_or = DecideWeights(m, rank);
+  if (auto* why = std::get_if<Reason>(&weights_or)) return *why;
+  const WeightsDecision& weights = std::get<WeightsDecision>(weights_or);
 
   auto scale_or = DecideScale(m, variant);
   if (auto* why = std::get_if<Reason>(&scale_or)) return *why;
@@ -275,9 +280,10 @@ std::variant<AttentionRewrite, std::string> CheckAttention(const Graph& graph, c
   if (auto why = FinishMask(m, variant, scale, mask)) return *why;
   auto sinks_or = DecideSinks(m, variant, rank, ops, mask);
   if (auto* why = std::get_if<Reason>(&sinks_or)) return *why;
+  if (auto why = CheckWeights(weights, ops, mask, std::get<SinkDecision>(sinks_or))) return *why;
 
   return PlanFusedNode(m, variant, rank, ops, scale, std::move(mask), std::move(plan),
-                       std::get<SinkDecision>(sinks_or));
+                       std::get<SinkDecision>(sinks_or), weights);
 }
 
 }  // namespace attune::attention

@@ -19,6 +19,9 @@
 //                  DecideSinks       an attention sink: a per-head logit column
 //                                    concatenated to the scores, sliced off after
 //                                    the softmax                      (sink_stage.cc)
+//                  DecideWeights,    the probabilities also read outside the block
+//                  CheckWeights      (attention weights): the fused op's output 3
+//                                                                     (weights_stage.cc)
 //   5. plan        PlanFusedNode     the layout the fused node reads, the node,
 //                                    its report entry                  (fused_node_plan.cc)
 //
@@ -148,10 +151,30 @@ struct SinkDecision {
 std::variant<SinkDecision, Reason> DecideSinks(const pattern::Match& m, const AttentionVariant& variant, int rank,
                                                const Operands& ops, MaskDecision& mask);
 
+/// Stage 1b (right after the structure) and 4c: the attention weights
+/// (weights_stage.cc). The Softmax's probabilities read outside the block
+/// (need_weights=True) become the fused op's output 3, which must be exactly
+/// what the Softmax gave: P·V reads the Softmax itself, the scores are 4-D
+/// (B, H, T, S); float32, no cache, sink, position bias, 16-bit scores or Where
+/// mask, whose rows the row-by-row path that writes them does not model.
+struct WeightsDecision {
+  const Value* probabilities = nullptr;  // the Softmax's output, when read outside the block
+  /// It and the Identity copies of it P·V reads that are read outside the
+  /// block or are graph outputs: each is replaced by the probabilities output.
+  std::vector<const Value*> read_outside;
+  std::string readers;                   // who reads it there (for reasons)
+};
+std::variant<WeightsDecision, Reason> DecideWeights(const pattern::Match& m, int rank);
+/// The Softmax and the Identity nodes between it and P·V: the nodes whose
+/// outputs stage 1 lets be read outside, for DecideWeights to decide.
+std::vector<const Node*> ProbabilityNodes(const pattern::Match& m);
+std::optional<Reason> CheckWeights(const WeightsDecision& weights, const Operands& ops, const MaskDecision& mask,
+                                   const SinkDecision& sinks);
+
 /// Stage 5: the rewrite: the fused node on the operands in the layout it
 /// reads them, and its report entry.
 AttentionRewrite PlanFusedNode(const pattern::Match& m, const AttentionVariant& variant, int rank,
                                const Operands& ops, ScaleDecision scale, MaskDecision mask, RewritePlan plan,
-                               const SinkDecision& sinks);
+                               const SinkDecision& sinks, const WeightsDecision& weights);
 
 }  // namespace attune::attention

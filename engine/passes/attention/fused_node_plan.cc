@@ -69,7 +69,7 @@ std::string OperandRef(RewritePlan& plan, const HeadOperand& op, const std::stri
 
 AttentionRewrite PlanFusedNode(const pattern::Match& m, const AttentionVariant& variant, int rank,
                                const Operands& ops, ScaleDecision scale, MaskDecision mask, RewritePlan plan,
-                               const SinkDecision& sinks) {
+                               const SinkDecision& sinks, const WeightsDecision& weights) {
   const Node* softmax = m.node(c::kSoftmax);
   const Value* out4 = m.node(c::kOutputMatMul)->output(0);
   AttentionRewrite rw;
@@ -172,6 +172,12 @@ AttentionRewrite PlanFusedNode(const pattern::Match& m, const AttentionVariant& 
     rw.plan.replace.emplace_back(ops.k.present->name(), "$present_key");
     rw.plan.replace.emplace_back(ops.v.present->name(), "$present_value");
   }
+  if (const Value* p = weights.probabilities) {
+    // Every reader of the Softmax but P·V (which the fused op replaces) reads output 3.
+    fused.outputs.resize(mha::kOutputProbabilities, "");
+    fused.outputs.push_back(rw.plan.AddValue("probabilities", p->name() + "/fused", p->type(), p->shape()));
+    for (const Value* read : weights.read_outside) rw.plan.replace.emplace_back(read->name(), "$probabilities");
+  }
   rw.plan.nodes.push_back(std::move(fused));
 
   FusionRecord& r = rw.record;
@@ -188,6 +194,7 @@ AttentionRewrite PlanFusedNode(const pattern::Match& m, const AttentionVariant& 
   r.masked_rows = mask.masked_rows ? mha::ToString(*mask.masked_rows) : "";
   r.key_padding = mask.key_padding;
   r.sinks = sinks.source;
+  if (weights.probabilities != nullptr) r.weights = weights.probabilities->name();
   r.max_kv_len = mask.max_kv_len;
   r.q_layout = three_d ? "BTC" : "BHTD";
   r.has_past = has_past;

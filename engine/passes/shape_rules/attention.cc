@@ -1,5 +1,5 @@
 // Shape rule of the fused attune.MultiHeadAttention op (inputs Q, K, V, mask,
-// past K, past V, key padding; outputs Y, present K, present V).
+// past K, past V, key padding, sinks; outputs Y, present K, present V, probabilities).
 #include "core/schema/multi_head_attention.h"
 #include "engine/passes/shape_rules/rules.h"
 #include "engine/passes/symbolic_dim.h"
@@ -49,6 +49,15 @@ absl::Status MultiHeadAttentionRule(ShapeContext& ctx) {
     const auto& past = ctx.input(past_input).shape;
     if (ctx.has_input(past_input)) length = past && past->size() == 4 ? DimAdd((*past)[2], length) : Dim();
     ctx.output(out).shape = SymbolicShape{(*fresh)[0], Dim::Known(kv_heads), length, HeadDim(*fresh, kv_heads)};
+  }
+  // The probabilities: [B, heads, T, P + S].
+  if (mha::kOutputProbabilities < ctx.num_outputs() && q && k && (q->size() == 3 || q->size() == 4) &&
+      k->size() == q->size()) {
+    Dim keys = SeqLen(*k);
+    const auto& past = ctx.input(mha::kInputPastKey).shape;
+    if (ctx.has_input(mha::kInputPastKey)) keys = past && past->size() == 4 ? DimAdd((*past)[2], keys) : Dim();
+    const Dim h = q->size() == 4 ? (*q)[1] : heads > 0 ? Dim::Known(heads) : Dim();
+    ctx.output(mha::kOutputProbabilities).shape = SymbolicShape{(*q)[0], h, SeqLen(*q), keys};
   }
   return absl::OkStatus();
 }

@@ -5,8 +5,8 @@ usage: /usr/bin/python3 tests/models/ort_saved/make_fixtures.py [--attune build/
 
 For each example model (default: the causal ones listed below), saves its
 optimised graph with attune, checks that every fused attention was written as
-the standard ONNX Attention op (or, with attention sinks, as its standard
-subgraph), runs the saved file in ONNX Runtime
+the standard ONNX Attention op (or, with attention sinks or attention weights
+ONNX Attention cannot give, as its standard subgraph), runs the saved file in ONNX Runtime
 (/work/shared/tools/ort/ort-run, one thread) on models/<model>/inputs and
 writes its outputs to tests/models/ort_saved/<model>/<output>.npy. The test
 tests/models/saved_onnx_attention_test.cc reads them: it needs no ONNX Runtime.
@@ -28,7 +28,11 @@ MODELS = ["mha_causal", "mha_causal_op13", "mha_causal_op14", "causal_single_hea
           "mha_tril_runtime", "mha_additive_mask", "mha_gqa", "gpt_maskfill", "gpt_where_finfo", "nanogpt",
           "sdpa_is_causal",
           # Attention sinks: written as their standard subgraph (ONNX Attention has no sink).
-          "gpt_oss_sinks", "gpt_oss_sinks_op13"]
+          "gpt_oss_sinks", "gpt_oss_sinks_op13",
+          # nn.MultiheadAttention with need_weights=True: ONNX Attention's probabilities output
+          # (qk_matmul_output_mode 3), or with a key padding input the standard subgraph.
+          "torch_mha_weights", "torch_mha_weights_per_head_op14", "torch_mha_weights_causal_op14",
+          "torch_mha_weights_padding_op17", "torch_mha_weights_plain_op17", "torch_mha_weights_bool_per_head_op17"]
 
 
 def main():
