@@ -14,6 +14,7 @@
 #include "importer/attention_sink_export.h"
 #include "importer/gqa_export.h"
 #include "importer/dynamic_int8_export.h"
+#include "importer/half_weight_export.h"
 #include "importer/fused_matmul_export.h"
 #include "importer/op_fusion_export.h"
 #include "importer/onnx_exporter.h"
@@ -301,6 +302,7 @@ absl::Status ExportOptimizedModelToFile(const Graph& graph, const std::string& p
   ASSIGN_OR_RETURN(std::unique_ptr<Graph> rewritten, RewriteAttentionForOnnx(graph, summary));
   RETURN_IF_ERROR(LowerFusedMatMulForOnnx(*rewritten));
   RETURN_IF_ERROR(LowerDynamicInt8ProductsForOnnx(*rewritten));
+  RETURN_IF_ERROR(LowerHalfWeightProductsForOnnx(*rewritten));
   // After the attention rewrite, which may have raised the opset to one that has them.
   RETURN_IF_ERROR(LowerFusedOpsForOnnx(*rewritten));
   return ExportModelToFile(*rewritten, path);
