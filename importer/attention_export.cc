@@ -15,6 +15,7 @@
 #include "importer/gqa_export.h"
 #include "importer/dynamic_int8_export.h"
 #include "importer/fused_conv_export.h"
+#include "importer/half_weight_export.h"
 #include "importer/fused_matmul_export.h"
 #include "importer/op_fusion_export.h"
 #include "importer/onnx_exporter.h"
@@ -313,6 +314,7 @@ absl::Status ExportOptimizedModelToFile(const Graph& graph, const std::string& p
   RETURN_IF_ERROR(LowerFusedMatMulForOnnx(*rewritten));
   RETURN_IF_ERROR(LowerFusedConvForOnnx(*rewritten));
   RETURN_IF_ERROR(LowerDynamicInt8ProductsForOnnx(*rewritten));
+  RETURN_IF_ERROR(LowerHalfWeightProductsForOnnx(*rewritten));
   // After the attention rewrite, which may have raised the opset to one that has them.
   RETURN_IF_ERROR(LowerFusedOpsForOnnx(*rewritten));
   return ExportModelToFile(*rewritten, path);

@@ -48,9 +48,10 @@ std::string OpsetRaiseProblem(const Node& node, int from, int to);
 /// inputs, outputs), the default opset raised to at least 23 when any was written.
 absl::StatusOr<std::unique_ptr<Graph>> RewriteAttentionForOnnx(const Graph& graph, AttentionExportSummary* summary);
 
-/// RewriteAttentionForOnnx, then FusedMatMul and the op fusions' ops the
-/// opset lacks as standard ops (fused_matmul_export.h, op_fusion_export.h),
-/// then ExportModelToFile.
+/// RewriteAttentionForOnnx, then FusedMatMul, the dynamic-int8 and half-
+/// weight products and the op fusions' ops the opset lacks as standard ops
+/// (fused_matmul_export.h, dynamic_int8_export.h, half_weight_export.h,
+/// op_fusion_export.h), then ExportModelToFile.
 absl::Status ExportOptimizedModelToFile(const Graph& graph, const std::string& path,
                                         AttentionExportSummary* summary = nullptr);
 

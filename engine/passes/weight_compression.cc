@@ -14,6 +14,12 @@
 //   MatMul(a, Cast(B, to=float))     B float16 or bfloat16
 //   Gemm(a, B (, c))                 transA 0, alpha 1, beta 1, c a row of N
 // and a bias Add of a constant row after a MatMul becomes the op's bias.
+// In a whole-float16 graph (float16 A and B, as onnxconverter-common and
+// Optimum write them) the same products over a float16 B become
+//   Cast(a, to=float) · HalfWeightMatMul · Cast(to=float16)
+// with a float16 bias widened to float32: the sums run in float32 and the
+// result is rounded to float16 once (a sum beyond 65504 gives ±inf, as the
+// float16 product would), where the float16 MatMul + Add rounded twice.
 // The float B is left without uses (dead code drops it unless an embedding
 // Gather still reads it). Gather, attention's own products and products
 // with a computed B stay as they are.
@@ -23,6 +29,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -48,12 +55,14 @@ struct ConstantWeights {
   std::vector<int64_t> shape;
   const FileConstant* in_file = nullptr;  // set for bytes in the file
   bool n_major = false;  // [N, K] (transposed) rather than [K, N]
+  Value* value = nullptr;  // the constant itself
 };
 
 std::optional<ConstantWeights> RankTwoFloatConstant(const Value* v, bool n_major) {
   if (v == nullptr) return std::nullopt;
   ConstantWeights w;
   w.n_major = n_major;
+  w.value = const_cast<Value*>(v);
   if (const Tensor* t = v->constant()) {
     w.data = t->raw_data();
     w.type = t->type();
@@ -89,11 +98,11 @@ std::optional<ConstantWeights> MatMulWeights(const Value* b) {
   return std::nullopt;
 }
 
-// A constant float32 row of N elements ([N], [1, N], ...), or null.
-const Value* BiasRow(const Value* v, int64_t n) {
+// A constant row of N elements ([N], [1, N], ...) of the product's type, or null.
+const Value* BiasRow(const Value* v, int64_t n, ElementType type) {
   if (v == nullptr || v->constant() == nullptr) return nullptr;
   const Tensor* t = v->constant();
-  if (t->type() != ElementType::kFloat32 || t->num_elements() != n || t->rank() < 1 || t->shape().back() != n)
+  if (t->type() != type || t->num_elements() != n || t->rank() < 1 || t->shape().back() != n)
     return nullptr;
   return v;
 }
@@ -132,7 +141,7 @@ class WeightCompressionPass final : public Pass {
   absl::StatusOr<bool> CompressMatMul(Graph& graph, PassContext& context, Node* node) {
     Value* a = node->input(0);
     const std::optional<ConstantWeights> w = MatMulWeights(node->input(1));
-    if (!w || a == nullptr || a->type() != ElementType::kFloat32) return false;
+    if (!w || a == nullptr || !TakesActivations(a->type(), *w)) return false;
     const int64_t n = w->n_major ? w->shape[0] : w->shape[1];
     // A bias row added to the product alone becomes the op's bias.
     Node* product = node;
@@ -142,14 +151,17 @@ class WeightCompressionPass final : public Pass {
       Node* add = y->uses()[0].node;
       if (add->op_type() == "Add" && add->domain().empty() && add->num_inputs() == 2 &&
           add->output(0)->shape() == y->shape()) {
-        bias = BiasRow(add->input(add->input(0) == y ? 1 : 0), n);
+        bias = BiasRow(add->input(add->input(0) == y ? 1 : 0), n, a->type());
         if (bias != nullptr && bias->constant()->rank() > static_cast<int64_t>(y->shape()->size())) bias = nullptr;
         if (bias != nullptr) product = add;
       }
     }
     if (Skipped(context, *w, *node, *product)) return false;
-    RETURN_IF_ERROR(Replace(graph, product, a, *w, const_cast<Value*>(bias), node->Describe()));
-    if (product != node) RETURN_IF_ERROR(graph.RemoveNode(node));
+    const std::string label = node->Describe();
+    const bool bias_taken = product != node;
+    if (a->type() == ElementType::kFloat16) std::tie(product, a) = BetweenCasts(graph, product, a);
+    RETURN_IF_ERROR(Replace(graph, product, a, *w, const_cast<Value*>(bias), label));
+    if (bias_taken) RETURN_IF_ERROR(graph.RemoveNode(node));
     return true;
   }
 
@@ -161,16 +173,53 @@ class WeightCompressionPass final : public Pass {
     auto alpha = attrs.GetFloat("alpha", 1.0f);
     auto beta = attrs.GetFloat("beta", 1.0f);
     if (!trans_a.ok() || !trans_b.ok() || !alpha.ok() || !beta.ok()) return false;
-    if (*trans_a != 0 || *alpha != 1.0f || a == nullptr || a->type() != ElementType::kFloat32) return false;
+    if (*trans_a != 0 || *alpha != 1.0f || a == nullptr) return false;
     const std::optional<ConstantWeights> w = RankTwoFloatConstant(node->input(1), *trans_b != 0);
-    if (!w) return false;
+    if (!w || !TakesActivations(a->type(), *w)) return false;
     const int64_t n = w->n_major ? w->shape[0] : w->shape[1];
     Value* c = node->input(2);
-    const Value* bias = c == nullptr ? nullptr : BiasRow(c, n);
+    const Value* bias = c == nullptr ? nullptr : BiasRow(c, n, a->type());
     if (c != nullptr && (bias == nullptr || *beta != 1.0f)) return false;
     if (Skipped(context, *w, *node, *node)) return false;
-    RETURN_IF_ERROR(Replace(graph, node, a, *w, const_cast<Value*>(bias), node->Describe()));
+    const std::string label = node->Describe();
+    Node* product = node;
+    if (a->type() == ElementType::kFloat16) std::tie(product, a) = BetweenCasts(graph, product, a);
+    RETURN_IF_ERROR(Replace(graph, product, a, *w, const_cast<Value*>(bias), label));
     return true;
+  }
+
+  // Float32 activations over any float weights, or float16 activations over
+  // float16 weights (a whole-float16 graph).
+  static bool TakesActivations(ElementType a, const ConstantWeights& w) {
+    return a == ElementType::kFloat32 || (a == ElementType::kFloat16 && w.type == ElementType::kFloat16);
+  }
+
+  // Makes `at` a Cast of a new float32 value to float16 (its output keeps its
+  // name and readers) and returns the node that is to compute that value, on
+  // A cast to float32 (a Cast of A already there is shared).
+  static std::pair<Node*, Value*> BetweenCasts(Graph& graph, Node* at, Value* a) {
+    Value* a32 = nullptr;
+    for (const auto& use : a->uses()) {
+      const Node* reader = use.node;
+      auto to = reader->attributes().GetInt("to");
+      if (reader->op_type() == "Cast" && reader->domain().empty() && to.ok() &&
+          *to == static_cast<int64_t>(ElementType::kFloat32))
+        a32 = reader->output(0);
+    }
+    const std::string base = at->name().empty() ? std::string("product") : at->name();
+    if (a32 == nullptr) {
+      a32 = graph.AddValue(absl::StrCat(a->name(), "_float"), ElementType::kFloat32, a->shape());
+      Attributes to_float;
+      to_float.Set("to", static_cast<int64_t>(ElementType::kFloat32));
+      graph.AddNode("Cast", "", graph.UniqueName(absl::StrCat(base, "_a_to_float")), {a}, {a32}, std::move(to_float));
+    }
+    const Value* y = at->output(0);
+    Value* y32 = graph.AddValue(absl::StrCat(y->name(), "_float"), ElementType::kFloat32, y->shape());
+    Node* product = graph.AddNode("Identity", "", graph.UniqueName(absl::StrCat(base, "_float")), {a32}, {y32});
+    Attributes to_half;
+    to_half.Set("to", static_cast<int64_t>(ElementType::kFloat16));
+    graph.ReplaceNode(at, "Cast", "", {y32}, std::move(to_half));
+    return {product, a32};
   }
 
   // Whether this product stays as it is: without compression, all but those
@@ -193,14 +242,20 @@ class WeightCompressionPass final : public Pass {
     fw.n = w.n_major ? w.shape[0] : w.shape[1];
     fw.k_stride = w.n_major ? 1 : fw.n;
     fw.n_stride = w.n_major ? fw.k : 1;
-    // The products take the bias as [N]; a [1, N] row is viewed so.
-    if (bias != nullptr && bias->constant()->rank() != 1) {
+    // The products take the bias as float32 [N]; a [1, N] row is viewed so,
+    // a float16 one widened (exactly).
+    const Tensor* given = bias == nullptr ? nullptr : bias->constant();
+    if (given != nullptr && (given->rank() != 1 || given->type() != ElementType::kFloat32)) {
       ASSIGN_OR_RETURN(Tensor row, Tensor::Create(ElementType::kFloat32, {fw.n}));
-      std::memcpy(row.raw_data(), bias->constant()->raw_data(), row.byte_size());
+      if (given->type() == ElementType::kFloat16) {
+        for (int64_t j = 0; j < fw.n; ++j) row.data<float>()[j] = HalfToFloat(given->data<Float16>()[j]);
+      } else {
+        std::memcpy(row.raw_data(), given->raw_data(), row.byte_size());
+      }
       bias = graph.AddConstant(graph.UniqueName(absl::StrCat(bias->name(), "_row")), std::move(row));
     }
     const absl::Status done = options_.format == WeightFormat::kAsIs || options_.format == WeightFormat::kBf16
-                                  ? ReplaceWithHalf(graph, at, a, fw, bias)
+                                  ? ReplaceWithHalf(graph, at, a, fw, bias, w)
                                   : ReplaceWithNBits(graph, at, a, fw, bias, label, w.in_file);
     // Bytes read from the file leave the process now; a Gather of the same
     // table (a tied lm_head) brings back only the rows it reads.
@@ -208,20 +263,18 @@ class WeightCompressionPass final : public Pass {
     return done;
   }
 
-  // W [N, K] in the weights' own 16-bit type, or bfloat16 from float32 (rounded to nearest even).
-  absl::Status ReplaceWithHalf(Graph& graph, Node* at, Value* a, const quantized::FloatWeights& fw, Value* bias) {
+  // W [N, K] in the weights' own 16-bit type, or bfloat16 from float32.
+  absl::Status ReplaceWithHalf(Graph& graph, Node* at, Value* a, const quantized::FloatWeights& fw, Value* bias,
+                               const ConstantWeights& given) {
     const ElementType type = fw.type == ElementType::kFloat32 ? ElementType::kBFloat16 : fw.type;
-    ASSIGN_OR_RETURN(Tensor w, Tensor::CreateUninitialized(type, {fw.n, fw.k}));
-    uint16_t* dst = static_cast<uint16_t*>(w.raw_data());
-    for (int64_t n = 0; n < fw.n; ++n)
-      for (int64_t k = 0; k < fw.k; ++k) {
-        const int64_t at_src = k * fw.k_stride + n * fw.n_stride;
-        dst[n * fw.k + k] = fw.type == ElementType::kFloat32
-                                ? FloatToBFloat16(quantized::LoadWeight<float>(fw.data, at_src)).bits
-                                : quantized::LoadWeight<uint16_t>(fw.data, at_src);
-      }
-    const std::string base = at->name().empty() ? std::string("weights") : at->name();
-    std::vector<Value*> inputs = {a, graph.AddConstant(graph.UniqueName(absl::StrCat(base, "_W16")), std::move(w))};
+    Value* w16 = nullptr;
+    // A 16-bit [N, K] tensor (a tied lm_head) is W as it is: no copy.
+    if (type == fw.type && given.n_major && given.in_file == nullptr) {
+      w16 = given.value;
+    } else {
+      ASSIGN_OR_RETURN(w16, HalfCopy(graph, at, fw, type));
+    }
+    std::vector<Value*> inputs = {a, w16};
     if (bias != nullptr) inputs.push_back(bias);
     // A weight file's 16-bit W behind its Cast keeps float32 activations (the
     // Cast is exact); compression to bf16 rounds them too unless the user
@@ -231,6 +284,27 @@ class WeightCompressionPass final : public Pass {
       attrs.Set(halfw::kAccuracyLevel, options_.accuracy_level == 1 ? halfw::kFloat32Activations : halfw::kBf16Activations);
     graph.ReplaceNode(at, halfw::kOpType, halfw::kDomain, std::move(inputs), std::move(attrs));
     return absl::OkStatus();
+  }
+
+  // A copy of W as [N, K] in `type`: the weights' own 16 bits, or bfloat16
+  // from float32 (rounded to nearest even).
+  static absl::StatusOr<Value*> HalfCopy(Graph& graph, const Node* at, const quantized::FloatWeights& fw,
+                                         ElementType type) {
+    ASSIGN_OR_RETURN(Tensor w, Tensor::CreateUninitialized(type, {fw.n, fw.k}));
+    uint16_t* dst = static_cast<uint16_t*>(w.raw_data());
+    // In tiles, so that a [K, N] source transposed to [N, K] stays in cache.
+    constexpr int64_t kTile = 64;
+    for (int64_t n0 = 0; n0 < fw.n; n0 += kTile)
+      for (int64_t k0 = 0; k0 < fw.k; k0 += kTile)
+        for (int64_t n = n0; n < std::min(fw.n, n0 + kTile); ++n)
+          for (int64_t k = k0; k < std::min(fw.k, k0 + kTile); ++k) {
+            const int64_t at_src = k * fw.k_stride + n * fw.n_stride;
+            dst[n * fw.k + k] = fw.type == ElementType::kFloat32
+                                    ? FloatToBFloat16(quantized::LoadWeight<float>(fw.data, at_src)).bits
+                                    : quantized::LoadWeight<uint16_t>(fw.data, at_src);
+          }
+    const std::string base = at->name().empty() ? std::string("weights") : at->name();
+    return graph.AddConstant(graph.UniqueName(absl::StrCat(base, "_W16")), std::move(w));
   }
 
   absl::Status ReplaceWithNBits(Graph& graph, Node* at, Value* a, quantized::FloatWeights fw, Value* bias,

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "ops/common/half_convert.h"
 #include "ops/common/node_label.h"
 #include "ops/elementwise/cast_element.h"
 #include "ops/elementwise/cast_narrow.h"
@@ -33,6 +34,18 @@ absl::Status RunCast(KernelContext& ctx, const std::string& label, ElementType t
     return absl::OkStatus();
   }
   if (IsNarrowType(x->type()) || IsNarrowType(to)) return CastWithNarrowType(ctx, *x, to, options, label);
+  // float16 ↔ float32, the casts at a float16 graph's edges and around its
+  // products: the hardware conversion, same values as ConvertElement.
+  if (x->type() == ElementType::kFloat16 && to == ElementType::kFloat32) {
+    ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutputForOverwrite(0, to, x->shape()));
+    WidenHalf(x->data<uint16_t>(), x->num_elements(), out->data<float>(), ctx.threads());
+    return absl::OkStatus();
+  }
+  if (x->type() == ElementType::kFloat32 && to == ElementType::kFloat16) {
+    ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutputForOverwrite(0, to, x->shape()));
+    NarrowToHalf(x->data<float>(), x->num_elements(), out->data<uint16_t>(), ctx.threads());
+    return absl::OkStatus();
+  }
   return VisitType(AllTypes{}, x->type(), label + ": input 0", [&](auto from_tag) {
     using From = typename decltype(from_tag)::type;
     return VisitType(AllTypes{}, to, label + ": target type", [&](auto to_tag) -> absl::Status {

@@ -1,5 +1,6 @@
-// Picks the routine for one planned matrix product: oneDNN for float32, the
-// reference loop for every other type (and for shapes oneDNN cannot take).
+// Picks the routine for one planned matrix product: oneDNN for float32 and
+// for float16 (widened to float32, rounded once at the end), the reference
+// loop for every other type (and for shapes oneDNN cannot take).
 #pragma once
 
 #include "absl/status/status.h"

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "attune/element_type.h"
+#include "core/memory/pooled_buffer.h"
 #include "ops/common/cpu_features.h"
 #include "ops/common/omp_team_scope.h"
 #include "ops/common/parallel.h"
@@ -76,12 +77,16 @@ void MultiplyHalfWeights(const HalfKernelSet& kernels, const HalfView& w, const 
     // Panel bounds do not depend on the thread count, so neither do the bits.
     const int64_t panels = (n + kPanelRows - 1) / kPanelRows;
     ParallelForRange(panels, 1, threads, [&](int64_t p0, int64_t p1) {
-      std::vector<float> panel(kPanelRows * k);
+      // From the pool: a fresh allocation of this size costs page faults every call.
+      PooledBuffer panel_buffer(static_cast<size_t>(kPanelRows * k) * sizeof(float));
+      float* panel = static_cast<float*>(panel_buffer.data());
+      std::vector<float> fallback;
+      if (panel == nullptr) panel = (fallback = std::vector<float>(kPanelRows * k)).data();
       OmpTeamScope one_thread(1);
       for (int64_t p = p0; p < p1; ++p) {
         const int64_t n0 = p * kPanelRows, rows = std::min(kPanelRows, n - n0);
-        kernels.widen_rows(w, n0, n0 + rows, panel.data());
-        dnnl_sgemm('N', 'T', m, rows, k, 1.0f, a, k, panel.data(), k, 0.0f, y + n0, n);
+        kernels.widen_rows(w, n0, n0 + rows, panel);
+        dnnl_sgemm('N', 'T', m, rows, k, 1.0f, a, k, panel, k, 0.0f, y + n0, n);
       }
     });
   }

@@ -141,8 +141,16 @@ TEST_P(CanonModels, SimplifyFoldsAndKeepsResults) {
   auto actual = (*optimised_plan)->Run(inputs);
   ASSERT_TRUE(actual.ok()) << actual.status();
   ASSERT_EQ(actual->size(), expected->size());
+  // Float16 products over constant weights become float32 sums rounded to
+  // float16 once (weight_compression), where the original MatMul + Add
+  // rounded twice: they may differ by a float16 rounding step.
+  const std::vector<Node*> nodes = graph.nodes();
+  const bool half_products = std::any_of(nodes.begin(), nodes.end(), [](const Node* n) {
+    return n->op_type() == "HalfWeightMatMul" && n->input(1)->type() == ElementType::kFloat16;
+  });
+  const Tolerance differential = half_products ? Tolerance{2e-3, 2e-3} : Tolerance{1e-5, 1e-6};
   for (size_t i = 0; i < actual->size(); ++i) {
-    EXPECT_EQ(CompareTensors((*actual)[i], (*expected)[i], Tolerance{1e-5, 1e-6}), "")
+    EXPECT_EQ(CompareTensors((*actual)[i], (*expected)[i], differential), "")
         << "output " << (*original_plan)->outputs()[i].name;
     const fs::path reference = Dir() / "outputs" / ((*original_plan)->outputs()[i].name + ".npy");
     if (fs::exists(reference)) {
