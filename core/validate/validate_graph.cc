@@ -30,7 +30,9 @@ absl::Status CheckArity(const Node& node, const OpArity& a, int opset) {
   if (node.num_outputs() < a.min_outputs || node.num_outputs() > a.max_outputs)
     return bad(absl::StrCat("has ", Counted(node.num_outputs(), "output"), "; the op gives ",
                             CountRange(a.min_outputs, a.max_outputs, "output"), " at opset ", opset));
-  for (int i = 0; i < node.num_inputs(); ++i) {
+  // Control-flow nodes (If, Loop, Scan) check which of their inputs may be
+  // omitted themselves: Loop's M and cond may be, its loop-carried values not.
+  for (int i = 0; i < node.num_inputs() && !node.has_subgraphs(); ++i) {
     if (node.input(i) != nullptr) continue;
     if (i < a.min_inputs) return bad(absl::StrCat("input ", i, " is required but omitted"));
     if (a.max_inputs == kVariadic) return bad(absl::StrCat("input ", i, " of a variadic list is omitted"));
