@@ -70,6 +70,7 @@ TEST_P(ControlFlowModelTest, MatchesOnnxRuntime) {
 
 INSTANTIATE_TEST_SUITE_P(Models, ControlFlowModelTest,
                          ::testing::Values(Case{"if_outer_scope", "inputs_true"}, Case{"if_outer_scope", "inputs_false"},
+                                           Case{"if_twins", "inputs"},
                                            Case{"loop_early_exit", "inputs"}, Case{"loop_early_exit", "inputs_trip3"},
                                            Case{"scan_axes", "inputs"}),
                          [](const auto& info) { return info.param.model + "_" + info.param.inputs; });

@@ -57,6 +57,21 @@ def if_outer_scope():
     save("if_outer_scope", g, {"_true": {"cond": np.array(True), "x": x}, "_false": {"cond": np.array(False), "x": x}})
 
 
+def if_twins():
+    # Two If nodes on the same cond and input whose branches differ: common-
+    # subexpression elimination must not merge them.
+    def branch(op, name, const):
+        return helper.make_graph([helper.make_node(op, ["x", "k"], [name])], name, [], [vi(name, F)],
+                                 [helper.make_tensor("k", F, [], [const])])
+    nodes = [helper.make_node("If", ["cond"], ["y1"], then_branch=branch("Add", "t1", 1.0),
+                              else_branch=branch("Sub", "e1", 1.0)),
+             helper.make_node("If", ["cond"], ["y2"], then_branch=branch("Mul", "t2", 3.0),
+                              else_branch=branch("Div", "e2", 3.0))]
+    g = helper.make_graph(nodes, "if_twins", [vi("cond", B, []), vi("x", F, [2])], [vi("y1", F, None),
+                                                                                    vi("y2", F, None)])
+    save("if_twins", g, {"": {"cond": np.array(True), "x": np.array([2.0, -4.0], np.float32)}})
+
+
 def loop_body(scan=True, stop_after=None):
     # iter, cond_in, sum -> cond_out, sum + step * iter, [sum + ...] per iteration
     nodes = [helper.make_node("Cast", ["iter"], ["iter_f"], to=F),
@@ -163,6 +178,7 @@ def bad_models():
 
 if __name__ == "__main__":
     if_outer_scope()
+    if_twins()
     loop_early_exit()
     loop_unbounded()
     scan_axes()
