@@ -117,7 +117,7 @@ class GraphReader {
     for (const auto& a : node.attribute()) {
       if (AttributeTypeOf(a) != onnx::AttributeProto::GRAPH) continue;
       const std::string where = absl::StrCat("subgraph ", QuoteName(a.name()), " of ", DescribeNode(i));
-      ASSIGN_OR_RETURN(std::vector<OuterRead> reads, OuterReads(a.g(), where, depth));
+      ASSIGN_OR_RETURN(std::vector<OuterRead> reads, OuterReads(a.g(), where, depth, DescribeNode(i)));
       for (const OuterRead& r : reads) {
         if (std::find(inner.names.begin(), inner.names.end(), r.name) != inner.names.end()) continue;
         if (graph_.FindValue(r.name) == nullptr)

@@ -13,9 +13,9 @@ std::string DescribeProtoNode(const onnx::NodeProto& node) {
 }
 
 absl::StatusOr<std::vector<OuterRead>> OuterReads(const onnx::GraphProto& graph, const std::string& where,
-                                                  int depth) {
+                                                  int depth, const std::string& outermost) {
   if (depth > kMaxSubgraphDepth)
-    return absl::InvalidArgumentError(absl::StrCat(where, " nests subgraphs deeper than ", kMaxSubgraphDepth,
+    return absl::InvalidArgumentError(absl::StrCat(outermost, " nests subgraphs deeper than ", kMaxSubgraphDepth,
                                                    " levels, which Attune refuses"));
   absl::flat_hash_set<std::string> defined;
   for (const auto& in : graph.input()) defined.insert(in.name());
@@ -38,7 +38,7 @@ absl::StatusOr<std::vector<OuterRead>> OuterReads(const onnx::GraphProto& graph,
                                                      " is a list of graphs, which Attune does not support"));
       if (type != onnx::AttributeProto::GRAPH) continue;
       const std::string inner = absl::StrCat("subgraph ", QuoteName(a.name()), " of ", reader);
-      ASSIGN_OR_RETURN(std::vector<OuterRead> nested, OuterReads(a.g(), inner, depth + 1));
+      ASSIGN_OR_RETURN(std::vector<OuterRead> nested, OuterReads(a.g(), inner, depth + 1, outermost));
       for (OuterRead& r : nested) read(r.name, r.reader);
     }
   }

@@ -26,8 +26,10 @@ struct OuterRead {
 /// but do not define (as an input, initializer or node output), in the order
 /// first read. InvalidArgument when subgraphs nest deeper than
 /// kMaxSubgraphDepth; Unimplemented for a list of graphs (GRAPHS).
+/// `outermost` names the node of the model's graph that holds them all, for
+/// the depth error.
 absl::StatusOr<std::vector<OuterRead>> OuterReads(const onnx::GraphProto& graph, const std::string& where,
-                                                  int depth);
+                                                  int depth, const std::string& outermost);
 
 /// "node If 'name'" for a node of a proto graph (its name may be empty).
 std::string DescribeProtoNode(const onnx::NodeProto& node);
