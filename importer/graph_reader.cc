@@ -192,12 +192,13 @@ class GraphReader {
 
   // Checks a graph input's or output's declared type; returns its element type.
   absl::StatusOr<ElementType> InterfaceType(const std::string& role, const std::string& name, const TypeInfo& info) {
+    const std::string in_scope = scope_ != nullptr ? absl::StrCat(" of ", scope_->where) : std::string();
     if (!info.is_tensor && info.kind != "no type")
-      return absl::UnimplementedError(absl::StrCat(role, " ", QuoteName(name), " is ",
+      return absl::UnimplementedError(absl::StrCat(role, " ", QuoteName(name), in_scope, " is ",
                                                    info.kind == "optional" ? "an " : "a ", info.kind,
                                                    ", which Attune does not support"));
     if (info.elem_type == 0) return ElementType::kUndefined;
-    auto type = ElementTypeFromOnnx(info.elem_type, absl::StrCat(role, " ", QuoteName(name)));
+    auto type = ElementTypeFromOnnx(info.elem_type, absl::StrCat(role, " ", QuoteName(name), in_scope));
     if (!type.ok()) return type.status();
     return *type;
   }
