@@ -316,6 +316,14 @@ class GraphReader {
     std::vector<Value*> outputs;
     for (const std::string& name : node.output()) outputs.push_back(name.empty() ? nullptr : graph_.FindValue(name));
     ASSIGN_OR_RETURN(Attributes attributes, ReadAttributes(i));
+    // Only the control-flow ops bind the outer values their subgraphs read
+    // (as their last inputs); any other op would read them as its own.
+    const bool control_flow = domain.empty() && (node.op_type() == "If" || node.op_type() == "Loop" ||
+                                                 node.op_type() == "Scan");
+    for (const auto& a : node.attribute())
+      if (!control_flow && AttributeTypeOf(a) == onnx::AttributeProto::GRAPH)
+        return absl::UnimplementedError(absl::StrCat(DescribeNode(i), ": attribute ", QuoteName(a.name()),
+                                                     " is a graph, which Attune runs only for If, Loop and Scan"));
     std::vector<std::shared_ptr<const Graph>> subgraphs;
     std::vector<std::string> subgraph_names;
     ASSIGN_OR_RETURN(std::vector<Value*> outer, ReadSubgraphs(i, subgraphs, subgraph_names));

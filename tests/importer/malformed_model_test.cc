@@ -186,8 +186,10 @@ TEST(MalformedModelTest, SubgraphAttributesAreReadAndListsRefused) {
   auto branch = Import(WithSubgraphNode("If", false));
   ASSERT_TRUE(branch.ok()) << branch.status();
   EXPECT_NE((*branch)->FindNode("control")->subgraph("then_branch"), nullptr);
-  EXPECT_TRUE(HasError(Import(WithSubgraphNode("Custom", true)).status(), kUnimplemented,
-                       {"node Custom 'control': attribute 'branches' is a list of graphs"}));
+  EXPECT_TRUE(HasError(Import(WithSubgraphNode("If", true)).status(), kUnimplemented,
+                       {"node If 'control': attribute 'branches' is a list of graphs"}));
+  EXPECT_TRUE(HasError(Import(WithSubgraphNode("Custom", false)).status(), kUnimplemented,
+                       {"node Custom 'control': attribute 'body' is a graph, which Attune runs only for If"}));
   // An old model without attribute types: the set field still marks a subgraph.
   onnx::ModelProto untyped = WithSubgraphNode("Scan", false);
   untyped.mutable_graph()->mutable_node(0)->mutable_attribute(0)->clear_type();
