@@ -103,6 +103,7 @@ ExecOptions ToExecOptions(const SessionOptions& options) {
   ExecOptions exec;
   exec.threads = options.threads;
   exec.max_tensor_bytes = options.max_tensor_bytes;
+  exec.max_loop_iterations = options.max_loop_iterations;
   exec.attention_backend = ToBackend(options.attention_backend);
   exec.logger = Logger(ToLogLevel(options.log_severity));
   return exec;
@@ -112,6 +113,7 @@ absl::StatusOr<std::unique_ptr<SessionImpl>> SessionImpl::Create(std::unique_ptr
                                                                  const SessionOptions& options) {
   if (options.threads < 0) return absl::InvalidArgumentError("threads must be >= 0");
   if (options.max_tensor_bytes <= 0) return absl::InvalidArgumentError("max_tensor_bytes must be positive");
+  if (options.max_loop_iterations <= 0) return absl::InvalidArgumentError("max_loop_iterations must be positive");
   auto impl = std::unique_ptr<SessionImpl>(new SessionImpl());
   impl->options_ = options;
   impl->summary_ = Summarize(*graph);

@@ -1,6 +1,7 @@
 // Model bytes through the public API: Session::CreateFromBytes (import, the
 // validator, every pass, compile) with small limits, then one Run on small
-// inputs (symbolic dims 2) when the model loads. Every refusal must obey
+// inputs (symbolic dims 2) when the model loads. The corpus holds If, Loop
+// and Scan models with subgraphs (tests/controlflow/gen_models.py). Every refusal must obey
 // fuzz_check.h; a crash, leak, hang or sanitizer report is a finding.
 #include <cstddef>
 #include <cstdint>
@@ -15,6 +16,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   SessionOptions options;
   options.threads = 1;
   options.max_tensor_bytes = int64_t{16} << 20;
+  options.max_loop_iterations = 1000;  // a Loop whose trip count and condition never end
   options.log_severity = LogSeverity::kOff;
   const std::string_view bytes(reinterpret_cast<const char*>(data), size);
   absl::StatusOr<std::unique_ptr<Session>> session = Session::CreateFromBytes(bytes, options);

@@ -1,5 +1,7 @@
 #include "importer/graph_reader.h"
 
+#include <algorithm>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,6 +16,7 @@
 #include "importer/constant_attribute.h"
 #include "importer/proto_attribute.h"
 #include "importer/proto_type.h"
+#include "importer/subgraph_scope.h"
 #include "importer/file_weights.h"
 
 namespace attune::importer {
@@ -23,10 +26,19 @@ absl::Status Invalid(const std::string& message) { return absl::InvalidArgumentE
 
 std::string NormalizedDomain(const std::string& domain) { return domain == "ai.onnx" ? std::string() : domain; }
 
+// What a subgraph's reader knows of the graphs around it.
+struct EnclosingScope {
+  const Graph* graph = nullptr;     // the graph of the node that owns the subgraph
+  std::vector<std::string> names;   // the node's outer-scope reads, in order (its last inputs)
+  int depth = 0;                    // 1 for a subgraph of the model's graph
+  std::string where;                // "subgraph 'body' of node Loop 'l'"
+};
+
 class GraphReader {
  public:
-  GraphReader(onnx::GraphProto* proto, const TensorSource& source, Graph* graph, const LeftOutRawData* left_out)
-      : proto_(*proto), source_(source), graph_(*graph), left_out_(left_out) {}
+  GraphReader(onnx::GraphProto* proto, const TensorSource& source, Graph* graph, const LeftOutRawData* left_out,
+              const EnclosingScope* scope = nullptr)
+      : proto_(*proto), source_(source), graph_(*graph), left_out_(left_out), scope_(scope) {}
 
   absl::Status Read() {
     graph_.graph_name = proto_.name();
@@ -35,6 +47,7 @@ class GraphReader {
     RETURN_IF_ERROR(ReadInitializers());
     RETURN_IF_ERROR(ReadInputs());
     RETURN_IF_ERROR(DeclareNodeOutputs());
+    RETURN_IF_ERROR(AddOuterScopeInputs());
     ReadValueInfo();
     RETURN_IF_ERROR(ReadOutputs());
     for (int i = 0; i < proto_.node_size(); ++i) RETURN_IF_ERROR(ReadNode(i));
@@ -70,7 +83,62 @@ class GraphReader {
   }
 
   std::string DescribeNode(int i) const {
-    return absl::StrCat("node ", EscapeControl(proto_.node(i).op_type()), " ", QuoteName(node_names_[i]));
+    std::string text = absl::StrCat("node ", EscapeControl(proto_.node(i).op_type()), " ", QuoteName(node_names_[i]));
+    if (scope_ != nullptr) absl::StrAppend(&text, " in ", scope_->where);
+    return text;
+  }
+
+  // A subgraph's last inputs stand for the outer values its node passes in
+  // (Graph::outer_scope_inputs). A name this subgraph defines itself is read
+  // by a sibling subgraph only: its slot gets a fresh name and no reader.
+  absl::Status AddOuterScopeInputs() {
+    if (scope_ == nullptr) return absl::OkStatus();
+    for (const std::string& name : scope_->names) {
+      const Value* outer = scope_->graph->FindValue(name);
+      const ElementType type = outer != nullptr ? outer->type() : ElementType::kUndefined;
+      if (producer_of_.contains(name)) {
+        graph_.AddInput(graph_.AddValue(graph_.UniqueName(absl::StrCat(name, "_outer")), type));
+        continue;
+      }
+      RETURN_IF_ERROR(ClaimProducer(name, absl::StrCat("outer-scope value ", QuoteName(name))));
+      graph_.AddInput(graph_.AddValue(name, type));
+    }
+    graph_.outer_scope_inputs = static_cast<int>(scope_->names.size());
+    return absl::OkStatus();
+  }
+
+  // Reads the node's graph attributes into subgraphs; returns the outer values
+  // they read, which become the node's last inputs.
+  absl::StatusOr<std::vector<Value*>> ReadSubgraphs(int i, std::vector<std::shared_ptr<const Graph>>& graphs,
+                                                   std::vector<std::string>& attribute_names) {
+    onnx::NodeProto& node = *proto_.mutable_node(i);
+    const int depth = scope_ != nullptr ? scope_->depth + 1 : 1;
+    EnclosingScope inner{&graph_, {}, depth, ""};
+    for (const auto& a : node.attribute()) {
+      if (AttributeTypeOf(a) != onnx::AttributeProto::GRAPH) continue;
+      const std::string where = absl::StrCat("subgraph ", QuoteName(a.name()), " of ", DescribeNode(i));
+      ASSIGN_OR_RETURN(std::vector<OuterRead> reads, OuterReads(a.g(), where, depth, DescribeNode(i)));
+      for (const OuterRead& r : reads) {
+        if (std::find(inner.names.begin(), inner.names.end(), r.name) != inner.names.end()) continue;
+        if (graph_.FindValue(r.name) == nullptr)
+          return Invalid(absl::StrCat(r.reader, " reads ", QuoteName(r.name),
+                                      ", which no node, graph input or initializer in scope produces"));
+        inner.names.push_back(r.name);
+      }
+    }
+    for (auto& a : *node.mutable_attribute()) {
+      if (AttributeTypeOf(a) != onnx::AttributeProto::GRAPH) continue;
+      inner.where = absl::StrCat("subgraph ", QuoteName(a.name()), " of ", DescribeNode(i));
+      auto sub = std::make_shared<Graph>();
+      for (const auto& [domain, version] : graph_.opsets()) sub->SetOpset(domain, version);
+      sub->ir_version = graph_.ir_version;
+      RETURN_IF_ERROR(GraphReader(a.mutable_g(), source_, sub.get(), nullptr, &inner).Read());
+      graphs.push_back(std::move(sub));
+      attribute_names.push_back(a.name());
+    }
+    std::vector<Value*> outer;
+    for (const std::string& name : inner.names) outer.push_back(graph_.FindValue(name));
+    return outer;
   }
 
   absl::Status ClaimProducer(const std::string& name, const std::string& producer) {
@@ -124,12 +192,13 @@ class GraphReader {
 
   // Checks a graph input's or output's declared type; returns its element type.
   absl::StatusOr<ElementType> InterfaceType(const std::string& role, const std::string& name, const TypeInfo& info) {
+    const std::string in_scope = scope_ != nullptr ? absl::StrCat(" of ", scope_->where) : std::string();
     if (!info.is_tensor && info.kind != "no type")
-      return absl::UnimplementedError(absl::StrCat(role, " ", QuoteName(name), " is ",
+      return absl::UnimplementedError(absl::StrCat(role, " ", QuoteName(name), in_scope, " is ",
                                                    info.kind == "optional" ? "an " : "a ", info.kind,
                                                    ", which Attune does not support"));
     if (info.elem_type == 0) return ElementType::kUndefined;
-    auto type = ElementTypeFromOnnx(info.elem_type, absl::StrCat(role, " ", QuoteName(name)));
+    auto type = ElementTypeFromOnnx(info.elem_type, absl::StrCat(role, " ", QuoteName(name), in_scope));
     if (!type.ok()) return type.status();
     return *type;
   }
@@ -146,7 +215,9 @@ class GraphReader {
       const TypeInfo info = ReadType(input.type());
       ASSIGN_OR_RETURN(ElementType type, InterfaceType("graph input", name, info));
       RETURN_IF_ERROR(ClaimProducer(name, absl::StrCat("graph input ", QuoteName(name))));
-      graph_.AddInput(graph_.AddValue(name, type, info.shape));
+      // A subgraph's inputs keep their types only: a loop-carried value may
+      // change shape from one iteration to the next.
+      graph_.AddInput(graph_.AddValue(name, type, scope_ == nullptr ? info.shape : std::nullopt));
     }
     return absl::OkStatus();
   }
@@ -199,14 +270,13 @@ class GraphReader {
 
   absl::StatusOr<Attributes> ReadAttributes(int i) {
     const onnx::NodeProto& node = proto_.node(i);
-    for (const auto& a : node.attribute()) {
-      const auto type = AttributeTypeOf(a);
-      if (type == onnx::AttributeProto::GRAPH || type == onnx::AttributeProto::GRAPHS)
-        return absl::UnimplementedError(absl::StrCat("subgraph op ", EscapeControl(node.op_type()), " is not supported yet (node ",
-                                                     QuoteName(node_names_[i]), ")"));
-    }
     Attributes attributes;
     for (const auto& a : node.attribute()) {
+      const auto type = AttributeTypeOf(a);
+      if (type == onnx::AttributeProto::GRAPH) continue;  // ReadSubgraphs
+      if (type == onnx::AttributeProto::GRAPHS)
+        return absl::UnimplementedError(absl::StrCat(DescribeNode(i), ": attribute ", QuoteName(a.name()),
+                                                     " is a list of graphs, which Attune does not support"));
       if (a.name().empty()) return Invalid(absl::StrCat(DescribeNode(i), " has an attribute without a name"));
       if (attributes.Has(a.name()))
         return Invalid(absl::StrCat(DescribeNode(i), ": attribute ", QuoteName(a.name()), " is given twice"));
@@ -246,6 +316,18 @@ class GraphReader {
     std::vector<Value*> outputs;
     for (const std::string& name : node.output()) outputs.push_back(name.empty() ? nullptr : graph_.FindValue(name));
     ASSIGN_OR_RETURN(Attributes attributes, ReadAttributes(i));
+    // Only the control-flow ops bind the outer values their subgraphs read
+    // (as their last inputs); any other op would read them as its own.
+    const bool control_flow = domain.empty() && (node.op_type() == "If" || node.op_type() == "Loop" ||
+                                                 node.op_type() == "Scan");
+    for (const auto& a : node.attribute())
+      if (!control_flow && AttributeTypeOf(a) == onnx::AttributeProto::GRAPH)
+        return absl::UnimplementedError(absl::StrCat(DescribeNode(i), ": attribute ", QuoteName(a.name()),
+                                                     " is a graph, which Attune runs only for If, Loop and Scan"));
+    std::vector<std::shared_ptr<const Graph>> subgraphs;
+    std::vector<std::string> subgraph_names;
+    ASSIGN_OR_RETURN(std::vector<Value*> outer, ReadSubgraphs(i, subgraphs, subgraph_names));
+    inputs.insert(inputs.end(), outer.begin(), outer.end());
 
     if (domain.empty() && node.op_type() == "Constant") {
       ASSIGN_OR_RETURN(Tensor value, ConstantValueFromAttributes(attributes, DescribeNode(i)));
@@ -254,8 +336,9 @@ class GraphReader {
         outputs[0]->set_shape(ShapeFromDims(value.shape()));
       }
     }
-    graph_.AddNode(node.op_type(), domain, node_names_[i], std::move(inputs), std::move(outputs),
-                   std::move(attributes));
+    Node* added = graph_.AddNode(node.op_type(), domain, node_names_[i], std::move(inputs), std::move(outputs),
+                                 std::move(attributes));
+    for (size_t g = 0; g < subgraphs.size(); ++g) added->AddSubgraph(subgraph_names[g], std::move(subgraphs[g]));
     return absl::OkStatus();
   }
 
@@ -263,6 +346,7 @@ class GraphReader {
   const TensorSource& source_;
   Graph& graph_;
   const LeftOutRawData* left_out_;
+  const EnclosingScope* scope_;
   absl::flat_hash_set<std::string> used_;
   absl::flat_hash_set<std::string> skipped_;
   absl::flat_hash_map<std::string, std::string> producer_of_;

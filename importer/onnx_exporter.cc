@@ -78,6 +78,9 @@ absl::Status BuildModel(const Graph& graph, onnx::ModelProto* model) {
   for (const Value* out : graph.outputs()) RETURN_IF_ERROR(write_constant(out));
 
   for (const Node* node : nodes) {
+    if (node->has_subgraphs())
+      return absl::UnimplementedError(absl::StrCat("node ", node->Describe(),
+                                                   " has subgraphs, which saving a model does not support yet"));
     onnx::NodeProto* n = g->add_node();
     n->set_name(node->name());
     n->set_op_type(node->op_type());

@@ -15,8 +15,11 @@
 #include "core/common/log.h"
 #include "core/ir/attribute.h"
 #include "core/ir/constant_holder.h"
+#include "core/ir/graph.h"
 
 namespace attune {
+
+class SubgraphEvaluator;
 
 /// Which fused-attention implementation to use; declared here, defined with
 /// its values in ops/attention/attention_backend.h.
@@ -29,6 +32,8 @@ struct ExecOptions {
   /// Largest tensor one kernel may allocate.
   int64_t max_tensor_bytes = kDefaultMaxTensorBytes;
   AttentionBackend attention_backend{};  // kAuto
+  /// Most iterations one Loop or Scan node may run (SessionOptions::max_loop_iterations).
+  int64_t max_loop_iterations = int64_t{1} << 24;
   /// Where the session's passes and kernels log, at the session's level.
   Logger logger;
 };
@@ -57,6 +62,10 @@ struct KernelInfo {
   /// Number of node outputs (omitted optional outputs included).
   int num_outputs = 0;
   const ExecOptions* options = nullptr;
+  /// The node's subgraphs (If, Loop, Scan), or nullptr when it has none.
+  const Subgraphs* subgraphs = nullptr;
+  /// Compiles those subgraphs; nullptr outside a plan (constant folding).
+  const SubgraphEvaluator* subgraph_evaluator = nullptr;
 
   int num_inputs() const { return static_cast<int>(input_present.size()); }
   const Attributes& attrs() const { return *attributes; }

@@ -22,6 +22,7 @@ void RegisterSignalKernels(KernelRegistry& registry);
 void RegisterContribKernels(KernelRegistry& registry);
 void RegisterRecurrentKernels(KernelRegistry& registry);
 void RegisterTrainingKernels(KernelRegistry& registry);
+void RegisterControlFlowKernels(KernelRegistry& registry);
 
 void RegisterAllKernels(KernelRegistry& registry) {
   RegisterElementwiseKernels(registry);
@@ -42,6 +43,7 @@ void RegisterAllKernels(KernelRegistry& registry) {
   RegisterContribKernels(registry);
   RegisterRecurrentKernels(registry);
   RegisterTrainingKernels(registry);
+  RegisterControlFlowKernels(registry);
 }
 
 }  // namespace attune

@@ -24,6 +24,7 @@ const char kSessionFlagsHelp[] =
     "  --verify-fusion          check every fusion numerically; undo it above tolerance\n"
     "  --attention-backend B    auto, simd, onednn or reference\n"
     "  --max-tensor-mb N        largest tensor allowed, in MiB (weights, inputs, intermediates)\n"
+    "  --max-loop-iterations N  most iterations one Loop or Scan node may run (default 16777216)\n"
     "  --weights F              compress the float weights of products at load: bf16, int8 or int4\n"
     "                           (int: MatMulNBits, blockwise along K; docs/quantization.md)\n"
     "  --block N                --weights block size along K: 16, 32, 64, 128 or 256 (default 32)\n"
@@ -33,7 +34,7 @@ const char kSessionFlagsHelp[] =
     "  --no-accuracy-report     --weights without the comparison against the float32 model\n";
 
 void AddSessionFlags(FlagSpec& spec) {
-  spec.valued.insert({"threads", "attention-backend", "disable-pass", "max-tensor-mb"});
+  spec.valued.insert({"threads", "attention-backend", "disable-pass", "max-tensor-mb", "max-loop-iterations"});
   spec.switches.insert({"no-fuse", "verify-fusion"});
   AddWeightFlags(spec);
 }
@@ -78,6 +79,8 @@ absl::StatusOr<SessionOptions> SessionOptionsFromArgs(const Args& args) {
   ASSIGN_OR_RETURN(int64_t max_mb, args.Int("max-tensor-mb", kDefaultMaxTensorBytes >> 20));
   if (max_mb == 0 || max_mb > (int64_t{1} << 40)) return absl::InvalidArgumentError("--max-tensor-mb out of range");
   options.max_tensor_bytes = max_mb << 20;
+  ASSIGN_OR_RETURN(options.max_loop_iterations, args.Int("max-loop-iterations", options.max_loop_iterations));
+  if (options.max_loop_iterations <= 0) return absl::InvalidArgumentError("--max-loop-iterations must be positive");
   ASSIGN_OR_RETURN(options.weights, WeightCompressionFromArgs(args));
   const std::string backend = args.Value("attention-backend").value_or("auto");
   if (backend == "auto") options.attention_backend = AttentionBackendOption::kAuto;

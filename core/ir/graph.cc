@@ -11,6 +11,12 @@ namespace attune {
 
 std::string Node::Describe() const { return absl::StrCat(EscapeControl(op_type_), " ", QuoteName(name_)); }
 
+const Graph* Node::subgraph(std::string_view name) const {
+  for (const auto& [attribute, graph] : subgraphs_)
+    if (attribute == name) return graph.get();
+  return nullptr;
+}
+
 std::string Graph::UniqueName(std::string_view base) const {
   std::string candidate(base.empty() ? std::string_view("v") : base);
   if (!values_by_name_.contains(candidate) && !nodes_by_name_.contains(candidate)) return candidate;
@@ -287,7 +293,8 @@ std::unique_ptr<Graph> Graph::Clone() const {
     std::vector<Value*> ins, outs;
     for (Value* v : n->inputs_) ins.push_back(v ? map[v] : nullptr);
     for (Value* v : n->outputs_) outs.push_back(v ? map[v] : nullptr);
-    g->AddNode(n->op_type_, n->domain_, n->name_, ins, outs, n->attributes_);
+    Node* copy = g->AddNode(n->op_type_, n->domain_, n->name_, ins, outs, n->attributes_);
+    copy->subgraphs_ = n->subgraphs_;
   }
   for (Value* out : outputs_) g->AddOutput(map[out]);
   g->opsets_ = opsets_;
@@ -295,6 +302,7 @@ std::unique_ptr<Graph> Graph::Clone() const {
   g->producer_version = producer_version;
   g->graph_name = graph_name;
   g->ir_version = ir_version;
+  g->outer_scope_inputs = outer_scope_inputs;
   g->metadata = metadata;
   return g;
 }

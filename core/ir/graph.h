@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -74,6 +75,11 @@ class Value {
 /// that is not a constant.
 absl::StatusOr<Tensor> ConstantData(const Value& value);
 
+/// A node's subgraph attributes (If's then_branch and else_branch, Loop's
+/// and Scan's body), by attribute name. A subgraph is read-only once
+/// imported: passes treat its node as opaque, and clones share it.
+using Subgraphs = std::vector<std::pair<std::string, std::shared_ptr<const Graph>>>;
+
 /// One operator application.
 class Node {
  public:
@@ -91,6 +97,13 @@ class Node {
   int num_outputs() const { return static_cast<int>(outputs_.size()); }
   const Attributes& attributes() const { return attributes_; }
   Attributes& mutable_attributes() { return attributes_; }
+  const Subgraphs& subgraphs() const { return subgraphs_; }
+  /// The subgraph held by attribute `name`, or nullptr.
+  const Graph* subgraph(std::string_view name) const;
+  bool has_subgraphs() const { return !subgraphs_.empty(); }
+  void AddSubgraph(std::string name, std::shared_ptr<const Graph> graph) {
+    subgraphs_.emplace_back(std::move(name), std::move(graph));
+  }
   /// "Softmax 'node_name'" for error messages.
   std::string Describe() const;
 
@@ -102,6 +115,7 @@ class Node {
   std::vector<Value*> inputs_;
   std::vector<Value*> outputs_;
   Attributes attributes_;
+  Subgraphs subgraphs_;
   bool removed_ = false;
 };
 
@@ -180,6 +194,11 @@ class Graph {
   std::string producer_version;
   std::string graph_name;
   int64_t ir_version = 0;
+  /// For a subgraph: how many of inputs(), at the end, stand for values of the
+  /// enclosing graph that it reads (outer scope). They are bound, in order, to
+  /// the last inputs of the node that owns the subgraph, so that those values
+  /// are inputs of that node for every pass (kept alive, renamed, replaced).
+  int outer_scope_inputs = 0;
   /// Free-form model metadata (ONNX metadata_props).
   std::map<std::string, std::string> metadata;
 

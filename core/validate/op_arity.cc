@@ -136,6 +136,11 @@ class ArityTable {
     Add("RNN", {{1, 3, 6, 0, 2}});
     Add("GRU", {{1, 3, 6, 2, 2}, {3, 3, 6, 0, 2}});  // GRU-1 requires both outputs
     Add("LSTM", {{1, 3, 8, 0, 3}});
+    // Control flow: the op's own inputs (ValidateGraph leaves out the
+    // outer-scope values its subgraphs read, core/ir/graph.h).
+    Add("If", {{1, 1, 1, 1, kMany}});
+    Add("Loop", {{1, 3, kMany, 1, kMany}, {11, 2, kMany, 1, kMany}});
+    Add("Scan", {{9, 1, kMany, 1, kMany}});
     // Optimizer steps (ops/training/): R, T, then X, G and the states per tensor.
     for (const char* op : {"Adagrad", "Adam", "Momentum"}) Add(op, {{1, 5, kMany, 2, kMany}}, "ai.onnx.preview.training");
   }

@@ -24,13 +24,18 @@ absl::Status CheckArity(const Node& node, const OpArity& a, int opset) {
   const auto bad = [&](const std::string& what) {
     return absl::InvalidArgumentError(absl::StrCat(node.Describe(), ": ", what));
   };
-  if (node.num_inputs() < a.min_inputs || node.num_inputs() > a.max_inputs)
-    return bad(absl::StrCat("has ", Counted(node.num_inputs(), "input"), "; the op takes ",
+  // A control-flow node's last inputs are the outer values its subgraphs read.
+  const int outer = node.has_subgraphs() ? node.subgraphs()[0].second->outer_scope_inputs : 0;
+  const int own_inputs = node.num_inputs() - outer;
+  if (own_inputs < a.min_inputs || own_inputs > a.max_inputs)
+    return bad(absl::StrCat("has ", Counted(own_inputs, "input"), "; the op takes ",
                             CountRange(a.min_inputs, a.max_inputs, "input"), " at opset ", opset));
   if (node.num_outputs() < a.min_outputs || node.num_outputs() > a.max_outputs)
     return bad(absl::StrCat("has ", Counted(node.num_outputs(), "output"), "; the op gives ",
                             CountRange(a.min_outputs, a.max_outputs, "output"), " at opset ", opset));
-  for (int i = 0; i < node.num_inputs(); ++i) {
+  // Control-flow nodes (If, Loop, Scan) check which of their inputs may be
+  // omitted themselves: Loop's M and cond may be, its loop-carried values not.
+  for (int i = 0; i < node.num_inputs() && !node.has_subgraphs(); ++i) {
     if (node.input(i) != nullptr) continue;
     if (i < a.min_inputs) return bad(absl::StrCat("input ", i, " is required but omitted"));
     if (a.max_inputs == kVariadic) return bad(absl::StrCat("input ", i, " of a variadic list is omitted"));

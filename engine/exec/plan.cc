@@ -11,6 +11,7 @@
 #include "core/common/status_macros.h"
 #include "core/schema/multi_head_attention.h"
 #include "engine/exec/cache_sites.h"
+#include "engine/exec/plan_evaluator.h"
 #include "ops/common/omp_team_scope.h"
 
 namespace attune {
@@ -106,6 +107,7 @@ absl::StatusOr<std::unique_ptr<Plan>> Plan::Compile(const Graph& graph, const Ke
     plan->past_ports_.push_back(port_of(FindPastSite(*in)));
   }
   absl::flat_hash_map<int, int> last_reader;  // slot -> step index
+  const PlanEvaluator subgraph_evaluator(registry);  // compiles If's, Loop's and Scan's subgraphs
   for (size_t s = 0; s < order.size(); ++s) {
     const Node* node = order[s];
     Step step;
@@ -119,6 +121,10 @@ absl::StatusOr<std::unique_ptr<Plan>> Plan::Compile(const Graph& graph, const Ke
     info.attributes = &node->attributes();
     info.num_outputs = node->num_outputs();
     info.options = &plan->options_;
+    if (node->has_subgraphs()) {
+      info.subgraphs = &node->subgraphs();
+      info.subgraph_evaluator = &subgraph_evaluator;
+    }
     for (const Value* in : node->inputs()) {
       info.input_present.push_back(in != nullptr);
       info.constant_inputs.push_back(in != nullptr ? in->constant() : nullptr);

@@ -115,6 +115,7 @@ class ConstantFoldingPass final : public Pass {
   // The node's outputs if it can and should be folded, else nullopt.
   std::optional<std::vector<Tensor>> Fold(const Graph& graph, const Node& node, const PassContext& context) const {
     if (node.num_outputs() == 0 || IsNondeterministic(node) || IsTrainingDropout(node)) return std::nullopt;
+    if (node.has_subgraphs()) return std::nullopt;  // control flow is opaque to the passes
     if (auto t = FoldConstantNode(node)) return std::vector<Tensor>{*t};
     if (auto t = FoldShapeOp(graph, node)) return std::vector<Tensor>{*t};
 

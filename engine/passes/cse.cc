@@ -67,7 +67,8 @@ class CommonSubexpressionPass final : public Pass {
     bool changed = MergeConstants(graph, order);
     absl::flat_hash_map<std::string, std::vector<Node*>> seen;
     for (Node* node : order) {
-      if (IsNondeterministic(*node)) continue;
+      // Two control-flow nodes with the same inputs may run different subgraphs.
+      if (IsNondeterministic(*node) || node->has_subgraphs()) continue;
       std::vector<Node*>& candidates = seen[NodeKey(*node)];
       bool merged = false;
       for (Node*& c : candidates) {

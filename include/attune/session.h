@@ -59,6 +59,9 @@ struct SessionOptions {
   AttentionBackendOption attention_backend = AttentionBackendOption::kAuto;
   /// Largest single tensor (model weights and intermediates), in bytes.
   int64_t max_tensor_bytes = kDefaultMaxTensorBytes;
+  /// Most iterations one Loop or Scan node runs in a Run; a Loop whose trip
+  /// count and condition would take it further fails (ResourceExhausted).
+  int64_t max_loop_iterations = int64_t{1} << 24;
   /// Least severe message this Session writes to stderr, while it is created
   /// and while it runs; other Sessions, on any thread, keep their own.
   LogSeverity log_severity = LogSeverity::kWarning;

@@ -141,6 +141,7 @@ const RuleTable& Table() {
     AddSelectionRules(*t);
     AddSignalRules(*t);
     AddRecurrentRules(*t);
+    AddControlFlowRules(*t);
     AddTrainingRules(*t);
     return t;
   }();

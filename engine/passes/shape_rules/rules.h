@@ -40,6 +40,7 @@ void AddLossRules(RuleTable& table);
 void AddSelectionRules(RuleTable& table);
 void AddSignalRules(RuleTable& table);
 void AddRecurrentRules(RuleTable& table);
+void AddControlFlowRules(RuleTable& table);
 void AddTrainingRules(RuleTable& table);
 
 /// An axis in [-rank, rank) made non-negative; InvalidArgument otherwise.
