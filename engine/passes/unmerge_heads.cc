@@ -435,8 +435,12 @@ class UnmergeHeadsPass final : public Pass {
         if (!plan.per_head_input().empty()) Report(context, split->name(), plan.per_head_input());
         continue;
       }
-      // The split of a Concat's view is that view already.
-      if (plan.steps().empty() && plan.leaves().at(merged).heads_of != nullptr) continue;
+      // The split of a Concat's view is that view already, and so is the
+      // view of a per-head input with no op between (the view this pass
+      // writes for it: rewriting it again would never reach a fixed point).
+      if (plan.steps().empty() &&
+          (plan.leaves().at(merged).heads_of != nullptr || plan.leaves().at(merged).per_head_input))
+        continue;
       Value* result = Build(graph, plan, *heads, merged);
       if (sequence_first) result = SequenceFirstOutput(graph, result, *split->output(0));
       ReplaceOutputWith(graph, split, result);
