@@ -421,7 +421,12 @@ class UnmergeHeadsPass final : public Pass {
 
   absl::StatusOr<bool> Run(Graph& graph, PassContext& context) override {
     bool changed = false;
-    for (Node* split : graph.nodes()) {
+    // By name: a rewrite may remove nodes the walk has not reached yet.
+    std::vector<std::string> names;
+    for (const Node* n : graph.nodes()) names.push_back(n->name());
+    for (const std::string& name : names) {
+      Node* split = graph.FindNode(name);
+      if (split == nullptr) continue;
       auto heads = SplitHeads(*split);
       const bool sequence_first = !heads;
       if (!heads) heads = SequenceFirstSplitHeads(*split);
