@@ -90,7 +90,7 @@ inline __m512 ChunkScales(const float* s) {
   if constexpr (kBlocks == 8) return _mm512_castps256_ps512(_mm256_loadu_ps(s));
   if constexpr (kBlocks == 4) return _mm512_castps128_ps512(_mm_loadu_ps(s));
   if constexpr (kBlocks == 2)
-    return _mm512_castps128_ps512(_mm_castpd_ps(_mm_load_sd(reinterpret_cast<const double*>(s))));
+    return _mm512_castps128_ps512(_mm_castsi128_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(s))));
   return _mm512_set1_ps(*s);
 }
 
