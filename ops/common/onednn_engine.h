@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "core/memory/pooled_buffer.h"
 #include "oneapi/dnnl/dnnl.hpp"
 #include "ops/common/team_monitor.h"
 
@@ -57,6 +58,23 @@ inline void ExecuteOneDnn(const dnnl::primitive& p, const std::unordered_map<int
   p.execute(stream, args);
   stream.wait();
   NoteRegionEnd(MonitorNowNs());
+}
+
+/// ExecuteOneDnn of a primitive made with the user-managed scratchpad
+/// `scratchpad`: the scratch comes from the process-wide pool for this call
+/// only, so concurrent executions never share library-owned scratch memory
+/// (a grow-only buffer per thread kept its largest size until the thread
+/// exited, times every caller thread). Throws oneDNN's out-of-memory error
+/// when the pool cannot give it.
+inline void ExecuteOneDnnWithScratchpad(const dnnl::primitive& p, const dnnl::memory::desc& scratchpad,
+                                        std::unordered_map<int, dnnl::memory>& args) {
+  const size_t bytes = scratchpad.get_size();
+  PooledBuffer scratch(bytes > 0 ? bytes : 1);
+  if (bytes > 0) {
+    if (scratch.data() == nullptr) throw dnnl::error(dnnl_out_of_memory, "scratchpad");
+    args.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(scratchpad, OneDnnCpuEngine(), scratch.data()));
+  }
+  ExecuteOneDnn(p, args);
 }
 
 /// A oneDNN exception as a status: out of memory is ResourceExhausted, the rest Internal.

@@ -48,18 +48,7 @@ struct Primitive {
 };
 
 void Execute(const Primitive& p, std::unordered_map<int, memory>& args) {
-  const dnnl::engine& engine = OneDnnCpuEngine();
-  // Primitives use the user-managed scratchpad so that concurrent executions
-  // never share library-owned scratch memory. It comes from the process-wide
-  // pool for this call only (a grow-only buffer per thread kept its largest
-  // size until the thread exited, times every caller thread).
-  const size_t scratch_bytes = p.scratchpad.get_size();
-  PooledBuffer scratch(scratch_bytes > 0 ? scratch_bytes : 1);
-  if (scratch_bytes > 0) {
-    if (scratch.data() == nullptr) throw dnnl::error(dnnl_out_of_memory, "matmul scratchpad");
-    args.emplace(DNNL_ARG_SCRATCHPAD, memory(p.scratchpad, engine, scratch.data()));
-  }
-  ExecuteOneDnn(p.matmul, args);
+  ExecuteOneDnnWithScratchpad(p.matmul, p.scratchpad, args);
 }
 
 // Dense strides of `dims` in row-major order, with the last two swapped when

@@ -11,7 +11,6 @@
 #include <unordered_map>
 
 #include "core/common/status_macros.h"
-#include "core/memory/pooled_buffer.h"
 #include "oneapi/dnnl/dnnl.hpp"
 #include "ops/common/lru_cache.h"
 #include "ops/common/omp_team_scope.h"
@@ -82,13 +81,7 @@ class OneDnnIntegerProduct final : public IntegerProduct {
       args.emplace(DNNL_ARG_SRC, memory(SrcDesc(a.m, a.is_signed), OneDnnCpuEngine(), const_cast<void*>(a.data)));
       args.emplace(DNNL_ARG_WEIGHTS, weights_);
       args.emplace(DNNL_ARG_DST, memory(DstDesc(a.m), OneDnnCpuEngine(), out));
-      const size_t scratch_bytes = p->scratchpad.get_size();
-      PooledBuffer scratch(scratch_bytes > 0 ? scratch_bytes : 1);
-      if (scratch_bytes > 0) {
-        if (scratch.data() == nullptr) return absl::ResourceExhaustedError("int8 matmul: out of scratch memory");
-        args.emplace(DNNL_ARG_SCRATCHPAD, memory(p->scratchpad, OneDnnCpuEngine(), scratch.data()));
-      }
-      ExecuteOneDnn(p->matmul, args);
+      ExecuteOneDnnWithScratchpad(p->matmul, p->scratchpad, args);
     } catch (const dnnl::error& e) {
       return FromDnnlError("int8 matmul", e);
     }

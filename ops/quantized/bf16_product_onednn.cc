@@ -5,7 +5,6 @@
 #include <unordered_map>
 
 #include "core/common/status_macros.h"
-#include "core/memory/pooled_buffer.h"
 #include "oneapi/dnnl/dnnl.hpp"
 #include "ops/common/lru_cache.h"
 #include "ops/common/omp_team_scope.h"
@@ -81,13 +80,7 @@ class OneDnnBf16Product final : public Bf16PackedProduct {
       args.emplace(DNNL_ARG_WEIGHTS, packed_->data);
       args.emplace(DNNL_ARG_DST, memory(DstDesc(m), OneDnnCpuEngine(), y));
       if (bias != nullptr) args.emplace(DNNL_ARG_BIAS, memory(BiasDesc(), OneDnnCpuEngine(), const_cast<float*>(bias)));
-      const size_t scratch_bytes = p->scratchpad.get_size();
-      PooledBuffer scratch(scratch_bytes > 0 ? scratch_bytes : 1);
-      if (scratch_bytes > 0) {
-        if (scratch.data() == nullptr) return absl::ResourceExhaustedError("bf16 matmul: out of scratch memory");
-        args.emplace(DNNL_ARG_SCRATCHPAD, memory(p->scratchpad, OneDnnCpuEngine(), scratch.data()));
-      }
-      ExecuteOneDnn(p->matmul, args);
+      ExecuteOneDnnWithScratchpad(p->matmul, p->scratchpad, args);
     } catch (const dnnl::error& e) {
       return FromDnnlError("bf16 matmul", e);
     }
